@@ -1,0 +1,22 @@
+"""The accelerator API: which device this process runs on, and its validated torch.compile backend."""
+
+from __future__ import annotations
+
+from accelerators.abstract import Accelerator
+from accelerators.detect import detect_accelerator, get_accelerator
+from accelerators.errors import AcceleratorUnavailableError, UnknownAcceleratorError, UnsupportedBackendError
+from accelerators.explain import explain_unsupported, is_import_path
+from accelerators.registry import accelerator_class, known_accelerators
+
+__all__ = [
+    "Accelerator",
+    "AcceleratorUnavailableError",
+    "UnknownAcceleratorError",
+    "UnsupportedBackendError",
+    "accelerator_class",
+    "detect_accelerator",
+    "explain_unsupported",
+    "get_accelerator",
+    "is_import_path",
+    "known_accelerators",
+]

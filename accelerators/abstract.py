@@ -1,0 +1,122 @@
+"""The accelerator base class: identity as class attributes, the compile-backend get/set logic once."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any, ClassVar
+
+from accelerators import backends
+from accelerators.backend_requirements import package_installed
+from accelerators.errors import UnsupportedBackendError
+from accelerators.explain import explain_unsupported, is_import_path
+from accelerators.import_path import ImportPathError, resolve_import_path
+
+log = logging.getLogger(__name__)
+
+Backend = str | Callable[..., Any]
+
+
+def import_if_installed(package: str, module: str) -> ModuleType | None:
+    """`module` imported when top-level `package` is installed (looked up first, so absence costs nothing)."""
+    if not package_installed(package):
+        return None
+    try:
+        return importlib.import_module(module)
+    except Exception as exc:  # a broken vendor install must not break detection
+        log.warning("%s is installed but importing %s failed: %s", package, module, exc)
+        return None
+
+
+class Accelerator:
+    """One kind of device: what it is called, how it compiles and communicates, how many it has."""
+
+    name: ClassVar[str]
+    default_compile_backend: ClassVar[str]
+    communication_backend: ClassVar[str]
+    visible_devices_env: ClassVar[str | None] = None
+
+    def __init__(self) -> None:
+        self._compile_backend: Backend = self.default_compile_backend
+        self._resolved: Backend = self.default_compile_backend
+        self._supported: tuple[str, ...] | None = None
+
+    @classmethod
+    def is_available(cls) -> bool:
+        """True when this machine can run this accelerator."""
+        raise NotImplementedError
+
+    @classmethod
+    def device_count(cls) -> int:
+        """How many devices of this kind this machine has."""
+        raise NotImplementedError
+
+    @classmethod
+    def unavailable_reason(cls) -> str:
+        """Why `is_available()` is False, in a few words."""
+        return "no devices found"
+
+    @classmethod
+    def max_ranks_per_node(cls) -> int | None:
+        """The most ranks one node can run (one per device); None for no limit."""
+        return cls.device_count()
+
+    @classmethod
+    def default_nproc(cls) -> int:
+        """What `--nproc-per-node auto` means here."""
+        return cls.device_count()
+
+    def device_name(self) -> str:
+        """The torch device type, e.g. 'cuda'."""
+        return self.name
+
+    def communication_backend_name(self) -> str:
+        """The torch.distributed backend for this device, e.g. 'nccl'."""
+        return self.communication_backend
+
+    def get_compile_backend(self) -> Backend:
+        """The current compile backend as it was set (the default before any set); no side effects."""
+        return self._compile_backend
+
+    def resolved_compile_backend(self) -> Backend:
+        """The current backend for torch: the callable an import path names, else the name or callable."""
+        return self._resolved
+
+    def supported_compile_backends(self) -> tuple[str, ...]:
+        """The backend names set_compile_backend accepts here, sorted; computed once per object."""
+        if self._supported is None:
+            self._supported = backends.runnable_backends(self.name)
+        return self._supported
+
+    def set_compile_backend(self, backend: Backend) -> None:
+        """Validate `backend` (a name, an import path or a callable), then store it."""
+        if isinstance(backend, str):
+            self._resolved = self._check_string(backend)
+        elif callable(backend):
+            self._resolved = backend
+        else:
+            kind = "None" if backend is None else type(backend).__name__
+            reason = f"expected a backend name, an import path or a callable, got {kind}"
+            raise UnsupportedBackendError(repr(backend), self.name, self.supported_compile_backends(), reason)
+        self._compile_backend = backend
+        log.debug("compile backend on %s set to %r", self.name, backend)
+
+    def _check_string(self, backend: str) -> Backend:
+        """The resolved form of a valid string backend; UnsupportedBackendError otherwise."""
+        if backend == backend.strip() and is_import_path(backend):
+            try:
+                return resolve_import_path(backend)
+            except ImportPathError as exc:
+                raise UnsupportedBackendError(
+                    backend, self.name, self.supported_compile_backends(), exc.reason
+                ) from None
+        error = explain_unsupported(backend, self.name, self.supported_compile_backends())
+        if error is not None and backend and backend == backend.strip():
+            # Registered after the list was cached? Walk the live registry once more before refusing.
+            self._supported = backends.runnable_backends(self.name)
+            error = explain_unsupported(backend, self.name, self._supported)
+        if error is not None:
+            raise error
+        return backend

@@ -1,0 +1,38 @@
+"""Huawei Ascend NPUs through the torch_npu package."""
+
+from __future__ import annotations
+
+from accelerators.abstract import Accelerator, import_if_installed
+from accelerators.backend_requirements import package_installed
+
+_PACKAGE = "torch_npu"
+
+
+class NPUAccelerator(Accelerator):
+    """Ascend NPUs, compiling with the 'npu' backend that torch_npu registers, talking over HCCL."""
+
+    name = "npu"
+    default_compile_backend = "npu"
+    communication_backend = "hccl"
+    visible_devices_env = "ASCEND_RT_VISIBLE_DEVICES"
+
+    @classmethod
+    def is_available(cls) -> bool:
+        """True when torch_npu is installed and reports a device."""
+        return cls.device_count() > 0
+
+    @classmethod
+    def device_count(cls) -> int:
+        """The number of NPUs, zero without torch_npu (importing it adds torch.npu and the 'npu' backend)."""
+        if import_if_installed(_PACKAGE, _PACKAGE) is None:
+            return 0
+        import torch
+
+        return torch.npu.device_count() if torch.npu.is_available() else 0
+
+    @classmethod
+    def unavailable_reason(cls) -> str:
+        """The package missing, or no devices."""
+        if not package_installed(_PACKAGE):
+            return f"the package '{_PACKAGE}' is not installed"
+        return "no NPU devices found"

@@ -1,0 +1,71 @@
+"""Each accelerator's identity and defaults, read from a directly instantiated object."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from accelerators import UnknownAcceleratorError, accelerator_class, known_accelerators
+from accelerators.cpu import CPUAccelerator
+from accelerators.cuda import CUDAAccelerator
+from accelerators.hpu import HPUAccelerator
+from accelerators.mps import MPSAccelerator
+from accelerators.npu import NPUAccelerator
+from accelerators.xpu import XPUAccelerator
+
+DEFAULTS = [
+    # class, device name, default compile backend, communication backend, visible-devices env var
+    (CPUAccelerator, "cpu", "inductor", "gloo", None),
+    (CUDAAccelerator, "cuda", "inductor", "nccl", "CUDA_VISIBLE_DEVICES"),
+    (XPUAccelerator, "xpu", "inductor", "xccl", "ZE_AFFINITY_MASK"),
+    (MPSAccelerator, "mps", "inductor", "gloo", None),
+    (HPUAccelerator, "hpu", "hpu_backend", "hccl", "HABANA_VISIBLE_MODULES"),
+    (NPUAccelerator, "npu", "npu", "hccl", "ASCEND_RT_VISIBLE_DEVICES"),
+]
+
+
+@pytest.mark.parametrize(("cls", "device", "compile_backend", "comm", "visible_env"), DEFAULTS)
+def test_each_accelerator_starts_with_its_own_defaults(cls, device, compile_backend, comm, visible_env) -> None:
+    acc = cls()
+    assert acc.device_name() == device
+    assert acc.get_compile_backend() == compile_backend
+    assert acc.resolved_compile_backend() == compile_backend
+    assert acc.communication_backend_name() == comm
+    assert cls.visible_devices_env == visible_env
+
+
+@pytest.mark.parametrize(("cls", "device", "compile_backend", "comm", "visible_env"), DEFAULTS)
+def test_the_registry_finds_each_accelerator_by_name(cls, device, compile_backend, comm, visible_env) -> None:
+    assert accelerator_class(device) is cls
+
+
+def test_known_accelerators_are_in_detection_order_with_cpu_last() -> None:
+    assert known_accelerators() == ("hpu", "npu", "cuda", "xpu", "mps", "cpu")
+
+
+def test_an_unknown_accelerator_name_lists_the_known_ones() -> None:
+    with pytest.raises(UnknownAcceleratorError, match=r"^unknown accelerator 'foo'; known: cpu, cuda, hpu, mps, npu, xpu$"):
+        accelerator_class("foo")
+
+
+def test_cpu_has_no_rank_limit_and_one_rank_per_core_by_default() -> None:
+    assert CPUAccelerator.is_available()
+    assert CPUAccelerator.max_ranks_per_node() is None
+    assert CPUAccelerator.default_nproc() == (os.cpu_count() or 1)
+    assert CPUAccelerator.device_count() == (os.cpu_count() or 1)
+
+
+@pytest.mark.parametrize("count", [1, 2, 8])
+def test_a_device_accelerator_runs_one_rank_per_device(fake_devices, count: int) -> None:
+    fake_devices({"cuda": count})
+    assert CUDAAccelerator.max_ranks_per_node() == count
+    assert CUDAAccelerator.default_nproc() == count
+
+
+def test_absent_vendor_packages_report_no_devices_without_being_imported() -> None:
+    import sys
+
+    assert HPUAccelerator.device_count() == 0 and not HPUAccelerator.is_available()
+    assert NPUAccelerator.device_count() == 0 and not NPUAccelerator.is_available()
+    assert "habana_frameworks" not in sys.modules and "torch_npu" not in sys.modules
