@@ -1,0 +1,126 @@
+"""The `accel-launch` command: a thin click layer over `launcher.launch` and `launcher.spawn`.
+
+All user-facing text of a launch is written here, and every domain error becomes exit status 2 here.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from launcher.config import Program
+from launcher.errors import LaunchError
+from launcher.launch import LaunchOptions, check_ports, prepare_job
+from launcher.plan import format_plan, plan_rows
+
+__all__ = ["main", "report_main", "accel_launch"]
+
+_CONTEXT = {"allow_interspersed_args": False, "help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+def _both(name: str) -> tuple[str, ...]:
+    """A flag in both spellings, `--nproc-per-node` and `--nproc_per_node`."""
+    underscored = name.replace("-", "_")
+    return (f"--{name}", f"--{underscored}") if underscored != name else (f"--{name}",)
+
+
+@click.command(context_settings=_CONTEXT)
+@click.option(*_both("compile-backend"), "compile_backend", metavar="NAME",
+              help="torch.compile backend for every rank ('accelerator' = its default). Env: ACCEL_COMPILE_BACKEND.")
+@click.option("--accelerator", metavar="NAME", help="Use this accelerator instead of detecting one. Env: ACCEL_ACCELERATOR.")
+@click.option(*_both("ds-config"), "ds_config", metavar="PATH", help="DeepSpeed-style JSON whose compile.backend is used.")
+@click.option(*_both("nproc-per-node"), "nproc_per_node", default="1", show_default=True, metavar="N|auto",
+              help="Ranks on this node; 'auto' = one per device.")
+@click.option("--nnodes", default="1", show_default=True, metavar="N|MIN:MAX", help="Number of nodes.")
+@click.option(*_both("node-rank"), "node_rank", type=int, default=0, show_default=True, help="This node's rank.")
+@click.option(*_both("master-addr"), "master_addr", default="127.0.0.1", show_default=True,
+              help="Address of the node that hosts the store.")
+@click.option(*_both("master-port"), "master_port", type=int, help="Port of the store; default: a free port.")
+@click.option(*_both("rdzv-backend"), "rdzv_backend", type=click.Choice(["c10d", "static"]), default="c10d",
+              show_default=True, help="torch elastic rendezvous backend.")
+@click.option(*_both("rdzv-endpoint"), "rdzv_endpoint", default="", metavar="HOST:PORT",
+              help="Rendezvous endpoint for multi-node jobs.")
+@click.option(*_both("rdzv-id"), "rdzv_id", default="", metavar="ID", help="Job id shared by all nodes.")
+@click.option(*_both("rdzv-timeout"), "rdzv_timeout", type=click.IntRange(min=1), default=900, show_default=True,
+              help="Seconds to wait for the other nodes.")
+@click.option(*_both("max-restarts"), "max_restarts", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Restarts of the worker group after a failure.")
+@click.option("-m", "--module", is_flag=True, help="Run SCRIPT as a module, like python -m.")
+@click.option(*_both("no-python"), "no_python", is_flag=True, help="Run SCRIPT as a program, not with python.")
+@click.option(*_both("env-file"), "env_file", metavar="PATH",
+              help="Variables for the job; the process environment wins. Default: ./.env if present.")
+@click.option(*_both("log-dir"), "log_dir", metavar="DIR", help="Keep every rank's stdout and stderr under DIR.")
+@click.option(*_both("grace-period"), "grace_period", type=click.FloatRange(min=0), default=5.0, show_default=True,
+              help="Seconds ranks get after SIGTERM before SIGKILL.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+              help="Stop the whole job after this many seconds (exit 124).")
+@click.option(*_both("dry-run"), "dry_run", is_flag=True, help="Print the resolved plan and start nothing.")
+@click.option("-v", "--verbose", is_flag=True, help="Show the launcher's and torch elastic's logs.")
+@click.argument("script", metavar="SCRIPT")
+@click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
+def accel_launch(script: str, script_args: tuple[str, ...], module: bool, no_python: bool, dry_run: bool,
+                 verbose: bool, **options: object) -> None:
+    """Launch SCRIPT on every rank with one validated torch.compile backend.
+
+    Everything after SCRIPT goes to the script untouched.
+
+    \b
+    Example:
+      accel-launch --nproc-per-node 2 --compile-backend inductor examples/train.py --steps 5
+    """
+    if module and no_python:
+        raise click.UsageError("-m/--module and --no-python cannot be used together")
+    mode = "module" if module else "exec" if no_python else "script"
+    _configure_logging(verbose)
+    launch_options = LaunchOptions(program=Program(mode, script, tuple(script_args)), **options)
+    try:
+        job = prepare_job(launch_options, dict(os.environ), Path.cwd())
+        if dry_run:
+            click.echo("accel-launch plan (dry run: nothing started)")
+            click.echo(format_plan(plan_rows(job.config, job.detected_by)))
+            return
+        check_ports(job.config)
+    except (LaunchError, ValueError) as exc:
+        _fail(str(exc))
+    logging.getLogger(__name__).info("plan:\n%s", format_plan(plan_rows(job.config, job.detected_by)))
+    config = job.config
+    click.echo(
+        f"accel-launch: {config.world_size} rank(s) on {config.accelerator}, "
+        f"compile backend {config.backend.describe()}",
+        err=True,
+    )
+    from launcher.spawn import run_job, silence_engine_logs
+
+    if not verbose:
+        silence_engine_logs()
+    outcome = run_job(config)
+    if outcome.message:
+        click.echo(f"accel-launch: {outcome.message}", err=True)
+    sys.exit(outcome.status)
+
+
+def _fail(message: str) -> None:
+    click.echo(f"accel-launch: error: {message}", err=True)
+    sys.exit(2)
+
+
+def _configure_logging(verbose: bool) -> None:
+    logging.basicConfig(format="%(name)s: %(message)s", level=logging.INFO if verbose else logging.WARNING)
+
+
+def main() -> None:
+    """Console script `accel-launch`; `accel-launch report` prints the report."""
+    if sys.argv[1:2] == ["report"] and not Path("report").exists():
+        return report_main(sys.argv[2:])
+    accel_launch(prog_name="accel-launch")
+
+
+def report_main(argv: list[str] | None = None) -> None:
+    """Console script `accel-report`."""
+    from launcher.report import report_command
+
+    report_command(args=argv, prog_name="accel-report")

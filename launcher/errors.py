@@ -1,0 +1,74 @@
+"""The launcher's domain errors. Each words its own one-line message from the facts it holds.
+
+None of them imports click: the bootstrap and the library stay click-free, and `cli.py` maps every
+`LaunchError` to exit status 2 in one place.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "LaunchError",
+    "UsageError",
+    "EnvFileError",
+    "DsConfigError",
+    "BackendRefusedError",
+    "ScriptNotFoundError",
+    "PortBusyError",
+]
+
+
+class LaunchError(Exception):
+    """A problem with what the user asked for; nothing was started. Exit status 2."""
+
+    exit_code = 2
+
+
+class UsageError(LaunchError):
+    """A flag or value that cannot be used as given."""
+
+    def __init__(self, option: str, value: object, expected: str) -> None:
+        self.option, self.value, self.expected = option, value, expected
+        super().__init__(f"invalid value for {option}: {value!r} ({expected})")
+
+
+class EnvFileError(LaunchError):
+    """An env file that is missing or has a line that is not `NAME=value`."""
+
+    def __init__(self, path: str, problem: str, line: int | None = None) -> None:
+        self.path, self.problem, self.line = path, problem, line
+        where = f"{path}:{line}" if line is not None else path
+        super().__init__(f"env file {where}: {problem}")
+
+
+class DsConfigError(LaunchError):
+    """A ds_config that cannot give a compile backend."""
+
+    def __init__(self, path: str, problem: str, found_via: str) -> None:
+        self.path, self.problem, self.found_via = path, problem, found_via
+        super().__init__(f"ds_config {path} (from {found_via}): {problem}")
+
+
+class BackendRefusedError(LaunchError):
+    """The resolved compile backend is not supported here; the message is the accelerator's."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+
+
+class ScriptNotFoundError(LaunchError):
+    """The training script cannot be run as given."""
+
+    def __init__(self, script: str, problem: str) -> None:
+        self.script, self.problem = script, problem
+        super().__init__(f"script {script!r}: {problem}")
+
+
+class PortBusyError(LaunchError):
+    """`--master-port` names a port that something else already listens on."""
+
+    def __init__(self, host: str, port: int, reason: str) -> None:
+        self.host, self.port = host, port
+        super().__init__(
+            f"--master-port {port} on {host} is busy ({reason}); "
+            "pick another port or leave --master-port out to get a free one"
+        )

@@ -1,0 +1,140 @@
+"""The launch pipeline, click-free: options -> environment -> backend -> config -> plan or run."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from launcher.accelerator_facts import AcceleratorFacts, accelerator_facts
+from launcher.backend_check import check_backend
+from launcher.config import JobConfig, Program
+from launcher.ds_config import find_ds_config
+from launcher.envfile import default_env_file, read_env_file
+from launcher.errors import ScriptNotFoundError, UsageError
+from launcher.ports import ensure_port_free
+from launcher.rank_env import ACCELERATOR_VAR, job_environment
+from launcher.resolve import ResolvedBackend, resolve_backend
+
+__all__ = ["LaunchOptions", "PreparedJob", "prepare_job", "check_ports"]
+
+
+@dataclass(frozen=True)
+class LaunchOptions:
+    """The command line, as plain values."""
+
+    program: Program
+    compile_backend: str | None = None
+    accelerator: str | None = None
+    ds_config: str | None = None
+    nproc_per_node: str = "1"
+    nnodes: str = "1"
+    node_rank: int = 0
+    master_addr: str = "127.0.0.1"
+    master_port: int | None = None
+    rdzv_backend: str = "c10d"
+    rdzv_endpoint: str = ""
+    rdzv_id: str = ""
+    rdzv_timeout: int = 900
+    max_restarts: int = 0
+    env_file: str | None = None
+    log_dir: str | None = None
+    grace_period: float = 5.0
+    timeout: float | None = None
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PreparedJob:
+    """A launch that passed every check: the config, and how the accelerator was chosen."""
+
+    config: JobConfig
+    detected_by: str
+
+
+def prepare_job(options: LaunchOptions, environ: dict[str, str], cwd: Path) -> PreparedJob:
+    """Every check that can fail before a rank starts; raises LaunchError (or ValueError) with one message."""
+    _check_program(options.program, cwd)
+    file_values = _env_file_values(options.env_file, cwd)
+    job_environ = {**file_values, **environ}
+    if options.accelerator is not None:
+        job_environ[ACCELERATOR_VAR] = options.accelerator
+    accelerator = accelerator_facts(job_environ)
+    ds_ref = find_ds_config(options.ds_config, options.program.args)
+    backend = resolve_backend(
+        options.compile_backend, environ, file_values, ds_ref, lambda: accelerator.default_backend
+    )
+    check_backend(backend, accelerator)
+    nproc = _nproc(options.nproc_per_node, accelerator)
+    config = JobConfig(
+        program=options.program,
+        backend=backend,
+        accelerator=accelerator.name,
+        nproc_per_node=nproc,
+        nnodes=options.nnodes,
+        node_rank=options.node_rank,
+        master_addr=options.master_addr,
+        master_port=options.master_port,
+        rdzv_backend=options.rdzv_backend,
+        rdzv_endpoint=options.rdzv_endpoint,
+        rdzv_id=options.rdzv_id,
+        rdzv_timeout=options.rdzv_timeout,
+        max_restarts=options.max_restarts,
+        grace_period=options.grace_period,
+        timeout=options.timeout,
+        log_dir=options.log_dir,
+        job_env={
+            **{k: v for k, v in file_values.items() if k not in environ},
+            **options.extra_env,
+            **_job_env(backend, accelerator.name, nproc, job_environ),
+        },
+    )
+    return PreparedJob(config, accelerator.detected_by)
+
+
+def check_ports(config: JobConfig) -> None:
+    """The node that hosts the store needs the named port free; say so before starting anything."""
+    if config.master_port is not None and config.node_rank == 0 and not config.rdzv_endpoint:
+        ensure_port_free(config.master_addr, config.master_port)
+
+
+def _check_program(program: Program, cwd: Path) -> None:
+    if program.mode == "script":
+        path = cwd / program.target
+        if not path.exists():
+            raise ScriptNotFoundError(program.target, "no such file")
+        if path.is_dir():
+            raise ScriptNotFoundError(program.target, "is a directory; give the script file inside it, or use -m")
+        if not os.access(path, os.R_OK):
+            raise ScriptNotFoundError(program.target, "permission denied")
+    elif program.mode == "exec" and shutil.which(program.target) is None:
+        raise ScriptNotFoundError(program.target, "no such program on PATH (--no-python runs it directly)")
+
+
+def _env_file_values(env_file: str | None, cwd: Path) -> dict[str, str]:
+    path = Path(env_file) if env_file is not None else default_env_file(cwd)
+    return read_env_file(path) if path is not None else {}
+
+
+def _nproc(value: str, accelerator: AcceleratorFacts) -> int:
+    if value == "auto":
+        return accelerator.default_nproc
+    try:
+        nproc = int(value)
+    except ValueError:
+        raise UsageError("--nproc-per-node", value, "expected a whole number or 'auto'") from None
+    if nproc < 1:
+        raise UsageError("--nproc-per-node", value, "must be at least 1")
+    limit = accelerator.max_ranks_per_node
+    if limit is not None and nproc > limit:
+        raise UsageError(
+            "--nproc-per-node", value, f"{accelerator.name} has {limit} device{'s' if limit != 1 else ''} here"
+        )
+    return nproc
+
+
+def _job_env(backend: ResolvedBackend, accelerator: str, nproc: int, environ: dict[str, str]) -> dict[str, str]:
+    import psutil
+
+    return job_environment(backend, accelerator, nproc, environ, psutil.cpu_count(logical=False))

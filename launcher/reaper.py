@@ -1,0 +1,52 @@
+"""Leave nothing running: become the subreaper of the job, and sweep what is left when it ends."""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import signal
+import sys
+
+import psutil
+
+__all__ = ["become_subreaper", "sweep_descendants"]
+
+logger = logging.getLogger(__name__)
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper() -> bool:
+    """Make orphaned grandchildren of the ranks re-parent to this launcher, not to init, so the sweep finds them."""
+    if not sys.platform.startswith("linux"):
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+
+
+def sweep_descendants(grace_seconds: float) -> list[int]:
+    """SIGTERM every process below this one, SIGKILL what outlives `grace_seconds`; return their pids.
+
+    Signals to the launcher are ignored meanwhile, so a second Ctrl-C cannot leave the sweep half done.
+    """
+    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        leftovers = psutil.Process().children(recursive=True)
+        for process in leftovers:
+            _quietly(process.terminate)
+        _, alive = psutil.wait_procs(leftovers, timeout=grace_seconds)
+        for process in alive:
+            _quietly(process.kill)
+        psutil.wait_procs(alive, timeout=5)
+        if leftovers:
+            logger.info("stopped %d leftover processes: %s", len(leftovers), [p.pid for p in leftovers])
+        return [process.pid for process in leftovers]
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _quietly(action) -> None:
+    try:
+        action()
+    except psutil.NoSuchProcess:
+        pass

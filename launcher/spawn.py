@@ -1,0 +1,161 @@
+"""Starting the ranks of one node on torch.distributed.elastic, and reporting how the job ended.
+
+This is the only module that changes process state: it exports the job's environment, makes this
+launcher the subreaper of its ranks, runs the elastic agent, and sweeps up whatever is left.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from collections.abc import Iterator
+
+from launcher.config import JobConfig
+from launcher.failure import RankFailure, exit_status, failure_from_engine
+from launcher.plan import rank_command
+from launcher.rank_env import LAUNCHER_PID_VAR
+from launcher.reaper import become_subreaper, sweep_descendants
+
+__all__ = ["JobOutcome", "run_job", "silence_engine_logs", "TIMEOUT_STATUS"]
+
+logger = logging.getLogger(__name__)
+TIMEOUT_STATUS = 124
+
+
+@dataclass(frozen=True)
+class JobOutcome:
+    """How a job ended: its exit status, and the one message the user should read (if any)."""
+
+    status: int
+    message: str | None = None
+    failure: RankFailure | None = None
+
+
+class JobTimeout(Exception):
+    """Raised in the agent's loop when `--timeout` runs out."""
+
+
+def run_job(config: JobConfig) -> JobOutcome:
+    """Run the node's ranks to the end; never leaves a process of the job behind."""
+    from torch.distributed.elastic.multiprocessing.api import SignalException
+    from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
+    from torch.distributed.elastic.rendezvous.api import RendezvousError
+    from torch.distributed.launcher.api import launch_agent
+
+    os.environ.update(config.job_env)
+    os.environ[LAUNCHER_PID_VAR] = str(os.getpid())
+    become_subreaper()
+    log_root = _log_root(config)
+    command = rank_command(config)
+    try:
+        with _deadline(config.timeout):
+            launch_agent(_elastic_config(config, log_root), command[0], command[1:])
+        return JobOutcome(0)
+    except ChildFailedError as exc:
+        return _failed(exc, log_root)
+    except SignalException as exc:
+        name = signal.Signals(exc.sigval).name
+        return JobOutcome(128 + int(exc.sigval), f"stopped by {name}; every rank was stopped")
+    except JobTimeout:
+        return JobOutcome(TIMEOUT_STATUS, f"the job ran past --timeout {config.timeout:g}s; every rank was stopped")
+    except RendezvousError as exc:
+        return JobOutcome(1, f"rendezvous failed: {exc}")
+    finally:
+        sweep_descendants(grace_seconds=min(config.grace_period, 2.0))
+        if config.log_dir is None:
+            shutil.rmtree(log_root, ignore_errors=True)
+
+
+def silence_engine_logs() -> None:
+    """Mute torch elastic's loggers (each sets its own level at import), whose tables our summary replaces."""
+    from torch.distributed.launcher import api  # noqa: F401  (imports the engine, creating its loggers)
+
+    for name in list(logging.root.manager.loggerDict):
+        if name.startswith(("torch.distributed.elastic", "torch.distributed.launcher")):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
+def _elastic_config(config: JobConfig, log_root: Path):
+    from torch.distributed.elastic.multiprocessing import DefaultLogsSpecs, Std
+    from torch.distributed.launcher.api import LaunchConfig
+
+    low, high = config.node_range
+    # stdout goes straight to the terminal (no copy, no cost); stderr is also kept, for the failure summary.
+    streams = Std.ALL if config.log_dir else Std.ERR
+    rdzv_backend, endpoint, rdzv_configs = _rendezvous(config)
+    return LaunchConfig(
+        min_nodes=low,
+        max_nodes=high,
+        nproc_per_node=config.nproc_per_node,
+        run_id=config.rdzv_id or uuid.uuid4().hex,
+        rdzv_backend=rdzv_backend,
+        rdzv_endpoint=endpoint,
+        rdzv_configs=rdzv_configs,
+        max_restarts=config.max_restarts,
+        monitor_interval=config.monitor_interval,
+        logs_specs=DefaultLogsSpecs(log_dir=str(log_root), redirects=streams, tee=streams),
+        log_line_prefix_template="[rank${rank}]:" if high * config.nproc_per_node > 1 else None,
+        shutdown_timeout=math.ceil(config.grace_period),
+    )
+
+
+def _rendezvous(config: JobConfig) -> tuple[str, str, dict[str, object]]:
+    """static at master address and port when a port is given, else c10d (port 0 on one node: a free port)."""
+    timeout = {"timeout": config.rdzv_timeout, "join_timeout": config.rdzv_timeout}
+    if config.rdzv_backend == "static":
+        port = config.master_port or 29500
+        return "static", f"{config.master_addr}:{port}", {"rank": config.node_rank, **timeout}
+    if config.rdzv_endpoint:
+        return config.rdzv_backend, config.rdzv_endpoint, timeout
+    port = config.master_port or 0
+    if port:
+        return "static", f"{config.master_addr}:{port}", {"rank": config.node_rank, **timeout}
+    return config.rdzv_backend, f"{config.master_addr}:0", timeout
+
+
+def _log_root(config: JobConfig) -> Path:
+    """A private (0700) directory for the ranks' logs: made inside --log-dir, or in the temp dir."""
+    if config.log_dir:
+        os.makedirs(config.log_dir, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix="accel-launch-", dir=config.log_dir))
+    return Path(tempfile.mkdtemp(prefix="accel-launch-"))
+
+
+def _failed(exc, log_root: Path) -> JobOutcome:
+    rank, failure = exc.get_first_failure()
+    stderr_log = _stderr_log(log_root, failure.local_rank)
+    account = failure_from_engine(rank, failure.exitcode, failure.message, stderr_log)
+    return JobOutcome(exit_status(failure.exitcode), account.summary(), account)
+
+
+def _stderr_log(log_root: Path, local_rank: int) -> Path | None:
+    candidates = sorted(log_root.glob(f"*/attempt_*/{local_rank}/stderr.log"), key=lambda p: p.stat().st_mtime)
+    return candidates[-1] if candidates else None
+
+
+@contextmanager
+def _deadline(seconds: float | None) -> Iterator[None]:
+    """Raise JobTimeout in the main thread after `seconds`; the agent then stops the ranks as on any error."""
+    if seconds is None:
+        yield
+        return
+
+    def expire(_signum: int, _frame: object) -> None:
+        raise JobTimeout()
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

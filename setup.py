@@ -1,0 +1,33 @@
+"""Packaging for accel-launch: the launcher, the accelerator API, and the console scripts."""
+
+from setuptools import find_packages, setup
+
+setup(
+    name="accel-launch",
+    version="0.1.0",
+    description="Launch PyTorch jobs on any accelerator with one validated torch.compile backend.",
+    python_requires=">=3.10",
+    packages=find_packages(include=["launcher", "launcher.*", "accelerators", "accelerators.*"]),
+    install_requires=[
+        # A range that the CPU wheel 2.13.0 satisfies, so an installed torch is kept as it is.
+        "torch>=2.4,<3",
+        "click>=8.1",
+        "python-dotenv>=1.0",
+        "psutil>=5.9",
+    ],
+    extras_require={
+        "test": [
+            "pytest>=8",
+            "pytest-timeout>=2.3",
+            "pytest-xdist>=3.5",
+            "hypothesis>=6.100",
+            "numpy",
+        ],
+    },
+    entry_points={
+        "console_scripts": [
+            "accel-launch=launcher.cli:main",
+            "accel-report=launcher.cli:report_main",
+        ],
+    },
+)
