@@ -1,15 +1,28 @@
 """What the launcher needs to know about this node's accelerator, gathered in one place.
 
 The launcher never needs an Accelerator object of its own: only these facts, so that how they are
-obtained (and cached) can change behind one function.
+obtained (and cached) can change behind one function. Where it can be done soundly they are obtained
+without importing torch: the accelerator is decided from torch's files when they rule every device out
+(`torch_probe`), and the backend list comes from a cache keyed by what is installed (`facts_cache`).
+Otherwise torch decides, as it does in every rank, whose check stays authoritative.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
-__all__ = ["AcceleratorFacts", "accelerator_facts"]
+from accelerators import Accelerator, detect_accelerator
+from accelerators.detect import OVERRIDE_ENV
+from accelerators.registry import ACCELERATORS
+from launcher import facts_cache, torch_probe
+
+__all__ = ["AcceleratorFacts", "accelerator_facts", "detect_without_torch"]
+
+logger = logging.getLogger(__name__)
+# What detect_accelerator says when it falls back to the last accelerator (cpu).
+_FALLBACK = "fallback: no accelerator found"
 
 
 @dataclass(frozen=True)
@@ -28,9 +41,9 @@ class AcceleratorFacts:
 
 def accelerator_facts(environ: Mapping[str, str]) -> AcceleratorFacts:
     """Detect the accelerator for `environ` (ACCEL_ACCELERATOR included) and list its backends."""
-    from accelerators import detect_accelerator
-
-    accelerator_cls, detected_by = detect_accelerator(environ)
+    build = torch_probe.torch_build()
+    found = detect_without_torch(environ, build)
+    accelerator_cls, detected_by = found if found is not None else detect_accelerator(environ)
     accelerator = accelerator_cls()
     return AcceleratorFacts(
         name=accelerator.name,
@@ -40,5 +53,37 @@ def accelerator_facts(environ: Mapping[str, str]) -> AcceleratorFacts:
         max_ranks_per_node=accelerator_cls.max_ranks_per_node(),
         default_nproc=accelerator_cls.default_nproc(),
         default_backend=str(accelerator.get_compile_backend()),
-        supported_backends=accelerator.supported_compile_backends(),
+        supported_backends=_supported_backends(accelerator, environ, build),
     )
+
+
+def detect_without_torch(
+    environ: Mapping[str, str], build: torch_probe.TorchBuild | None
+) -> tuple[type[Accelerator], str] | None:
+    """What detect_accelerator would answer, when torch's files alone settle it: every device ruled out.
+
+    None means only importing torch can tell. An ACCEL_ACCELERATOR override is left to detect_accelerator,
+    which needs no torch for cpu.
+    """
+    if environ.get(OVERRIDE_ENV, "").strip() or build is None:
+        return None
+    *devices, last = ACCELERATORS
+    if all(torch_probe.ruled_out(cls.name, build) for cls in devices):
+        return last, _FALLBACK
+    return None
+
+
+def _supported_backends(
+    accelerator: Accelerator, environ: Mapping[str, str], build: torch_probe.TorchBuild | None
+) -> tuple[str, ...]:
+    if not facts_cache.cache_enabled(environ):
+        return accelerator.supported_compile_backends()
+    key = facts_cache.cache_key(accelerator.name, asdict(build) if build is not None else None)
+    path = facts_cache.cache_file(facts_cache.cache_dir(environ), key)
+    cached = facts_cache.load_backends(path, key)
+    if cached is not None:
+        logger.debug("compile backends of %s from the cache %s", accelerator.name, path)
+        return cached
+    names = accelerator.supported_compile_backends()
+    facts_cache.store_backends(path, key, names)
+    return names

@@ -1,0 +1,147 @@
+"""A file cache of the compile backends an accelerator supports, so the launcher need not import torch._dynamo.
+
+The list depends only on what is installed, so the key is made of what is installed: the torch version
+and build, the `torch_dynamo_backends` entry points (names and values), the vendor packages that add
+or enable backends, the Python environment, and the code that filters the list. Any change there makes
+a new key and thus a new file. The check in every rank stays authoritative (CONTRACT.md section 2).
+
+Files live in `$XDG_CACHE_HOME/accel-launch/` (default `~/.cache/accel-launch/`), are written atomically
+with mode 0600, and one that cannot be read or parsed is ignored and rebuilt. `ACCEL_LAUNCH_NO_CACHE=1`
+turns the cache off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import importlib.util
+import json
+import logging
+import os
+import sys
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from accelerators import backend_requirements, backends
+from accelerators.backend_requirements import PACKAGE_NEEDED, package_installed
+
+__all__ = [
+    "NO_CACHE_VAR",
+    "cache_enabled",
+    "cache_dir",
+    "cache_file",
+    "cache_key",
+    "load_backends",
+    "store_backends",
+]
+
+logger = logging.getLogger(__name__)
+
+NO_CACHE_VAR = "ACCEL_LAUNCH_NO_CACHE"
+_FORMAT = 1
+# Packages that register backends when imported, or without which a listed backend is refused.
+_VENDOR_PACKAGES = ("habana_frameworks", "torch_npu", *sorted(set(PACKAGE_NEEDED.values())))
+# Distribution names of those packages where they differ from the import name.
+_DISTRIBUTIONS = {
+    "habana_frameworks": ("habana-torch-plugin",),
+    "tvm": ("apache-tvm", "tvm"),
+    "onnxruntime": ("onnxruntime", "onnxruntime-gpu", "onnxruntime-openvino"),
+}
+
+
+def cache_enabled(environ: Mapping[str, str]) -> bool:
+    """False when ACCEL_LAUNCH_NO_CACHE is set to anything but empty or 0."""
+    return environ.get(NO_CACHE_VAR, "").strip() in ("", "0")
+
+
+def cache_dir(environ: Mapping[str, str]) -> Path:
+    """`$XDG_CACHE_HOME/accel-launch`, else `~/.cache/accel-launch`."""
+    base = environ.get("XDG_CACHE_HOME", "").strip()
+    if not base or not os.path.isabs(base):
+        home = environ.get("HOME") or os.path.expanduser("~")
+        base = os.path.join(home, ".cache")
+    return Path(base) / "accel-launch"
+
+
+def cache_key(accelerator: str, torch_build: Mapping[str, object] | None) -> dict[str, object]:
+    """Everything the backend list of `accelerator` depends on, as plain JSON values."""
+    try:
+        torch_version: str | None = importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        torch_version = None
+    entry_points = importlib.metadata.entry_points(group="torch_dynamo_backends")
+    return {
+        "format": _FORMAT,
+        "accelerator": accelerator,
+        "python": [sys.version, sys.prefix],
+        "torch": torch_version,
+        "torch_build": dict(torch_build) if torch_build is not None else None,
+        "entry_points": sorted([ep.name, ep.value] for ep in entry_points),
+        "packages": {name: _package_version(name) for name in _VENDOR_PACKAGES},
+        "code": _code_digest(),
+    }
+
+
+def cache_file(directory: Path, key: Mapping[str, object]) -> Path:
+    """The file for `key` in `directory`: `backends-<digest of the key>.json`."""
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]
+    return directory / f"backends-{digest}.json"
+
+
+def load_backends(path: Path, key: Mapping[str, object]) -> tuple[str, ...] | None:
+    """The cached backend list for `key`, or None when the file is missing, unreadable, corrupt or for another key."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        if not isinstance(exc, FileNotFoundError):
+            logger.debug("ignoring the unreadable backend cache %s: %s", path, exc)
+        return None
+    if not isinstance(data, dict) or data.get("key") != json.loads(json.dumps(key)):
+        return None
+    names = data.get("supported_backends")
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        return None
+    return tuple(names)
+
+
+def store_backends(path: Path, key: Mapping[str, object], names: tuple[str, ...]) -> None:
+    """Write the list atomically (temp file, then rename) with mode 0600; a failure only costs the next run."""
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(prefix=".backends-", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump({"key": key, "supported_backends": list(names)}, handle, sort_keys=True)
+            os.chmod(temp, 0o600)
+            os.replace(temp, path)
+        except BaseException:
+            os.unlink(temp)
+            raise
+    except OSError as exc:
+        logger.debug("could not write the backend cache %s: %s", path, exc)
+
+
+def _package_version(package: str) -> str | None:
+    """The installed version of `package` (None when absent; its location when it has no metadata)."""
+    if not package_installed(package):
+        return None
+    for distribution in _DISTRIBUTIONS.get(package, (package,)):
+        try:
+            return importlib.metadata.version(distribution)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    spec = importlib.util.find_spec(package)
+    origin = (spec.origin or "") if spec is not None else ""
+    try:
+        return f"{origin}@{os.stat(origin).st_mtime_ns}"
+    except OSError:
+        return origin or "installed"
+
+
+def _code_digest() -> str:
+    """A digest of the modules that turn the registry into the supported list: editing them invalidates."""
+    digest = hashlib.sha256()
+    for module in (backends, backend_requirements):
+        digest.update(Path(module.__file__).read_bytes())
+    return digest.hexdigest()[:16]
