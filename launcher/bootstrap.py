@@ -17,7 +17,7 @@ import sys
 import time
 from typing import NoReturn
 
-from launcher.rank_env import LAUNCHER_PID_VAR
+from launcher.rank_env import LAUNCHER_PID_VAR, SOURCE_VAR
 
 __all__ = ["main"]
 
@@ -71,12 +71,14 @@ def _terminate_process_group(signum: int, _frame: object) -> None:
 
 
 def _install_backend() -> None:
-    from accelerators import get_accelerator
+    from accelerators import UnsupportedBackendError, get_accelerator
 
     backend = os.environ.get("ACCEL_COMPILE_BACKEND", "")
     try:
         accelerator = get_accelerator()
         accelerator.set_compile_backend(backend)
+    except UnsupportedBackendError as exc:
+        _fail_validation(str(exc.with_source(os.environ.get(SOURCE_VAR, "ACCEL_COMPILE_BACKEND"))))
     except ValueError as exc:
         _fail_validation(str(exc))
     import torch.compiler
@@ -86,13 +88,15 @@ def _install_backend() -> None:
 
 
 def _fail_validation(message: str) -> NoReturn:
+    """Hand the one-line reason to the launcher through the engine's error file, which prints it once."""
     rank = os.environ.get("RANK", "?")
-    line = f"accel-launch: rank {rank} on {socket.gethostname()} refused the compile backend: {message}"
+    line = f"rank {rank} on {socket.gethostname()} refused the compile backend: {message}"
     error_file = os.environ.get("TORCHELASTIC_ERROR_FILE")
     if error_file:
         with open(error_file, "w", encoding="utf-8") as handle:
             json.dump({"message": line, "timestamp": int(time.time())}, handle)
-    print(line, file=sys.stderr, flush=True)
+    else:
+        print(f"accel-launch: {line}", file=sys.stderr, flush=True)
     sys.exit(_VALIDATION_EXIT)
 
 
