@@ -88,8 +88,9 @@ def accel_launch(script: str, script_args: tuple[str, ...], module: bool, no_pyt
         _fail(str(exc))
     logging.getLogger(__name__).info("plan:\n%s", format_plan(plan_rows(job.config, job.detected_by)))
     config = job.config
+    nodes = "" if config.nnodes == "1" else f" (node {config.node_rank} of {config.nnodes})"
     click.echo(
-        f"accel-launch: {config.world_size} rank(s) on {config.accelerator}, "
+        f"accel-launch: {config.nproc_per_node} rank(s){nodes} on {config.accelerator}, "
         f"compile backend {config.backend.describe()}",
         err=True,
     )

@@ -69,6 +69,8 @@ class JobConfig:
         if self.max_restarts < 0:
             raise UsageError("--max-restarts", self.max_restarts, "must be 0 or more")
         low, high = _parse_nnodes(self.nnodes)
+        if high > 1 and not self.rdzv_endpoint and self.master_port is None:
+            raise UsageError("--nnodes", self.nnodes, "more than one node needs --rdzv-endpoint or --master-port")
         if self.node_rank >= high:
             raise UsageError("--node-rank", self.node_rank, f"must be below --nnodes {self.nnodes}")
 

@@ -8,9 +8,10 @@ import sys
 from launcher.config import JobConfig
 from launcher.rank_env import TORCHRUN_VARS
 
-__all__ = ["rank_command", "plan_rows", "format_plan"]
+__all__ = ["rank_command", "rendezvous", "plan_rows", "format_plan"]
 
 FREE_PORT = "<free port>"
+DEFAULT_MASTER_PORT = 29500
 
 
 def rank_command(config: JobConfig) -> list[str]:
@@ -19,12 +20,16 @@ def rank_command(config: JobConfig) -> list[str]:
     return [sys.executable, "-m", "launcher.bootstrap", program.mode, program.target, *program.args]
 
 
-def rendezvous_endpoint(config: JobConfig) -> str:
-    """Where the node launchers meet: the given endpoint, else master address and port."""
+def rendezvous(config: JobConfig) -> tuple[str, str, dict[str, object]]:
+    """The engine's rendezvous: the given endpoint; else static at master address and port when a port is
+    given (or static is asked for); else c10d on port 0 of this one node, which picks a free port itself."""
+    timeouts: dict[str, object] = {"timeout": config.rdzv_timeout, "join_timeout": config.rdzv_timeout}
+    static = {"rank": config.node_rank, **timeouts}
     if config.rdzv_endpoint:
-        return config.rdzv_endpoint
-    port = FREE_PORT if config.master_port is None else str(config.master_port)
-    return f"{config.master_addr}:{port}"
+        return config.rdzv_backend, config.rdzv_endpoint, static if config.rdzv_backend == "static" else timeouts
+    if config.master_port is not None or config.rdzv_backend == "static":
+        return "static", f"{config.master_addr}:{config.master_port or DEFAULT_MASTER_PORT}", static
+    return config.rdzv_backend, f"{config.master_addr}:0", timeouts
 
 
 def plan_rows(config: JobConfig, detected_by: str) -> list[tuple[str, str]]:
@@ -36,8 +41,9 @@ def plan_rows(config: JobConfig, detected_by: str) -> list[tuple[str, str]]:
         ("program", config.program.describe()),
         ("nodes", f"{config.nnodes} (this is node {config.node_rank})"),
         ("ranks per node", str(config.nproc_per_node)),
-        ("world size", config.world_size),
-        ("rendezvous", f"{config.rdzv_backend} at {rendezvous_endpoint(config)}"),
+        ("world size", config.world_size if low == high == 1 else f"{config.world_size} if every node runs "
+         f"{config.nproc_per_node}"),
+        ("rendezvous", _rendezvous_text(config)),
         ("log dir", config.log_dir or "(none: stdout inherited, stderr kept in a private temp dir)"),
     ]
     for name, value in sorted(config.job_env.items()):
@@ -52,6 +58,12 @@ def format_plan(rows: list[tuple[str, str]]) -> str:
     """Rows as `label : value` lines, labels padded to one width."""
     width = max(len(label) for label, _ in rows)
     return "\n".join(f"  {label.ljust(width)} : {value}" for label, value in rows)
+
+
+def _rendezvous_text(config: JobConfig) -> str:
+    backend, endpoint, _ = rendezvous(config)
+    host, _, port = endpoint.rpartition(":")
+    return f"{backend} at {host}:{FREE_PORT if port == '0' else port}"
 
 
 def _rank_env_text(config: JobConfig, local_rank: int, fixed_world: bool) -> str:

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 
 from launcher.config import JobConfig
 from launcher.failure import RankFailure, exit_status, failure_from_engine
-from launcher.plan import rank_command
+from launcher.plan import rank_command, rendezvous
 from launcher.rank_env import LAUNCHER_PID_VAR
 from launcher.reaper import become_subreaper, sweep_descendants
 
@@ -91,7 +91,7 @@ def _elastic_config(config: JobConfig, log_root: Path):
     low, high = config.node_range
     # stdout goes straight to the terminal (no copy, no cost); stderr is also kept, for the failure summary.
     streams = Std.ALL if config.log_dir else Std.ERR
-    rdzv_backend, endpoint, rdzv_configs = _rendezvous(config)
+    rdzv_backend, endpoint, rdzv_configs = rendezvous(config)
     return LaunchConfig(
         min_nodes=low,
         max_nodes=high,
@@ -106,20 +106,6 @@ def _elastic_config(config: JobConfig, log_root: Path):
         log_line_prefix_template="[rank${rank}]:" if high * config.nproc_per_node > 1 else None,
         shutdown_timeout=math.ceil(config.grace_period),
     )
-
-
-def _rendezvous(config: JobConfig) -> tuple[str, str, dict[str, object]]:
-    """static at master address and port when a port is given, else c10d (port 0 on one node: a free port)."""
-    timeout = {"timeout": config.rdzv_timeout, "join_timeout": config.rdzv_timeout}
-    if config.rdzv_backend == "static":
-        port = config.master_port or 29500
-        return "static", f"{config.master_addr}:{port}", {"rank": config.node_rank, **timeout}
-    if config.rdzv_endpoint:
-        return config.rdzv_backend, config.rdzv_endpoint, timeout
-    port = config.master_port or 0
-    if port:
-        return "static", f"{config.master_addr}:{port}", {"rank": config.node_rank, **timeout}
-    return config.rdzv_backend, f"{config.master_addr}:0", timeout
 
 
 def _log_root(config: JobConfig) -> Path:
