@@ -14,6 +14,7 @@ __all__ = [
     "BackendRefusedError",
     "ScriptNotFoundError",
     "PortBusyError",
+    "AcceleratorChoiceError",
 ]
 
 
@@ -72,3 +73,11 @@ class PortBusyError(LaunchError):
             f"--master-port {port} on {host} is busy ({reason}); "
             "pick another port or leave --master-port out to get a free one"
         )
+
+
+class AcceleratorChoiceError(LaunchError):
+    """An accelerator named by `--accelerator` or ACCEL_ACCELERATOR that cannot be used here."""
+
+    def __init__(self, problem: str, source: str) -> None:
+        self.problem, self.source = problem, source
+        super().__init__(f"{source}: {problem}")

@@ -7,12 +7,13 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from accelerators import AcceleratorUnavailableError, UnknownAcceleratorError
 from launcher.accelerator_facts import AcceleratorFacts, accelerator_facts
 from launcher.backend_check import check_backend
 from launcher.config import JobConfig, Program
 from launcher.ds_config import find_ds_config
 from launcher.envfile import default_env_file, read_env_file
-from launcher.errors import ScriptNotFoundError, UsageError
+from launcher.errors import AcceleratorChoiceError, ScriptNotFoundError, UsageError
 from launcher.ports import ensure_port_free
 from launcher.rank_env import ACCELERATOR_VAR, job_environment
 from launcher.resolve import ResolvedBackend, resolve_backend
@@ -56,11 +57,15 @@ class PreparedJob:
 def prepare_job(options: LaunchOptions, environ: dict[str, str], cwd: Path) -> PreparedJob:
     """Every check that can fail before a rank starts; raises LaunchError (or ValueError) with one message."""
     _check_program(options.program, cwd)
-    file_values = _env_file_values(options.env_file, cwd)
+    env_path = _env_file_path(options.env_file, cwd)
+    file_values = read_env_file(env_path) if env_path is not None else {}
     job_environ = {**file_values, **environ}
     if options.accelerator is not None:
         job_environ[ACCELERATOR_VAR] = options.accelerator
-    accelerator = accelerator_facts(job_environ)
+    try:
+        accelerator = accelerator_facts(job_environ)
+    except (UnknownAcceleratorError, AcceleratorUnavailableError) as exc:
+        raise AcceleratorChoiceError(str(exc), _accelerator_source(options, environ, env_path)) from None
     ds_ref = find_ds_config(options.ds_config, options.program.args)
     backend = resolve_backend(
         options.compile_backend, environ, file_values, ds_ref, lambda: accelerator.default_backend
@@ -112,9 +117,17 @@ def _check_program(program: Program, cwd: Path) -> None:
         raise ScriptNotFoundError(program.target, "no such program on PATH (--no-python runs it directly)")
 
 
-def _env_file_values(env_file: str | None, cwd: Path) -> dict[str, str]:
-    path = Path(env_file) if env_file is not None else default_env_file(cwd)
-    return read_env_file(path) if path is not None else {}
+def _env_file_path(env_file: str | None, cwd: Path) -> Path | None:
+    return Path(env_file) if env_file is not None else default_env_file(cwd)
+
+
+def _accelerator_source(options: LaunchOptions, environ: dict[str, str], env_path: Path | None) -> str:
+    """Where the accelerator's name came from, for an error about it."""
+    if options.accelerator is not None:
+        return "--accelerator"
+    if ACCELERATOR_VAR in environ or env_path is None:
+        return ACCELERATOR_VAR
+    return f"{ACCELERATOR_VAR} in {env_path}"
 
 
 def _nproc(value: str, accelerator: AcceleratorFacts) -> int:
