@@ -8,6 +8,7 @@ ties the rank's life to the launcher's, validates the resolved compile backend t
 from __future__ import annotations
 
 import ctypes
+import gc
 import json
 import os
 import runpy
@@ -31,6 +32,10 @@ def main(argv: list[str] | None = None) -> None:
     _die_with_launcher()
     try:
         _install_backend()
+        # torch and dynamo are imported now and live as long as the rank: take their millions of objects out
+        # of the collector's sight, so neither the user's collections nor the exit walk them (an exit took
+        # 1.7 s instead of 0.25 s here, and a failed rank's exit delays the whole job's teardown).
+        gc.freeze()
         _run(mode, target, args)
     except KeyboardInterrupt:
         # The launcher forwards Ctrl-C to every rank: end as SIGINT would, without a traceback per rank.

@@ -6,6 +6,7 @@ launcher the subreaper of its ranks, runs the elastic agent, and sweeps up whate
 
 from __future__ import annotations
 
+import gc
 import logging
 import math
 import os
@@ -51,6 +52,7 @@ def run_job(config: JobConfig) -> JobOutcome:
     from torch.distributed.elastic.rendezvous.api import RendezvousError
     from torch.distributed.launcher.api import launch_agent
 
+    gc.freeze()  # torch's import-time objects outlive the job: keep them out of every collection and the exit's
     os.environ.update(config.job_env)
     os.environ[LAUNCHER_PID_VAR] = str(os.getpid())
     become_subreaper()
