@@ -1,0 +1,5 @@
+"""A rank that only records that it started."""
+
+from _rank import mark_started
+
+mark_started()

@@ -1,0 +1,192 @@
+"""Faults in ranks and signals to the launcher: the exit status, how long it takes, and that nothing is left.
+
+Times are generous upper bounds for a loaded 2-core machine; the measured figures go to the junit
+report (`figures`) and from there into docs/RELIABILITY.md.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import time
+
+import psutil
+import pytest
+
+from .jobs import SIGNAL_STATUS, describe, error_lines, script, wait_gone
+
+TWO = ["--nproc-per-node", "2"]
+
+
+def assert_nothing_left(job, timeout: float = 10) -> float:
+    """No process of the job survives `timeout` seconds; return how long the last one took to go."""
+    began = time.monotonic()
+    left = wait_gone(job.marker, timeout)
+    assert left == [], describe(left)
+    return time.monotonic() - began
+
+
+@pytest.mark.timeout(240)
+def test_a_rank_that_exits_nonzero_ends_the_job_with_its_status_rank_and_stderr(run_job, figures):
+    finished, job = run_job([*TWO, script("fail.py")], {"FAIL_RANK": "1", "FAIL_CODE": "3"})
+
+    assert finished.returncode == 3, finished.stderr
+    assert "rank 1 on " in finished.stderr and "failed first, with exit code 3" in finished.stderr
+    assert "rank 1: failing on purpose" in finished.stderr.split("last lines of its stderr:")[1]
+    assert "Traceback" not in finished.stderr
+    after_fault = finished.ended_at - job.started_time(1)
+    assert after_fault < 20
+    figures(status=finished.returncode, seconds=after_fault, left_after=assert_nothing_left(job))
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize(("how", "status", "name"), [("SIGKILL", 137, "SIGKILL (9)"), ("segfault", 139, "SIGSEGV (11)")])
+def test_a_rank_killed_by_a_signal_ends_the_job_with_128_plus_the_signal(run_job, figures, how, status, name):
+    finished, job = run_job([*TWO, script("signal_self.py"), how])
+
+    assert finished.returncode == status, finished.stderr
+    assert "rank 0 on " in finished.stderr and f"failed first, with signal {name}" in finished.stderr
+    after_fault = finished.ended_at - job.started_time(0)
+    assert after_fault < 20
+    figures(status=finished.returncode, seconds=after_fault, left_after=assert_nothing_left(job))
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("limit", [3, 20])
+def test_a_hanging_job_is_ended_by_timeout_with_124_and_a_message(run_job, figures, limit):
+    # --timeout counts from the launch: at 3 s the rank may still be importing torch on a loaded machine;
+    # at 20 s it has surely started and hangs in the user's code.
+    finished, job = run_job(["--timeout", str(limit), script("hang.py")])
+
+    assert finished.returncode == 124, finished.stderr
+    assert f"accel-launch: the job ran past --timeout {limit}s; every rank was stopped" in finished.stderr
+    if limit == 20:
+        assert len(job.started_ranks()) == 1
+    assert limit <= finished.seconds < limit + 30
+    figures(status=finished.returncode, seconds=finished.seconds, left_after=assert_nothing_left(job))
+
+
+@pytest.mark.timeout(240)
+def test_a_rank_that_ignores_sigterm_is_killed_after_the_grace_period(start_job, figures):
+    job = start_job(["--grace-period", "1", script("ignore_term.py")])
+    job.wait_started(1)
+    sent = job.send(signal.SIGTERM)
+    finished = job.finish(since=sent)
+
+    assert finished.returncode == 143, finished.stderr
+    assert 0.9 <= finished.seconds < 20
+    figures(status=finished.returncode, seconds=finished.seconds, left_after=assert_nothing_left(job))
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+def test_a_signal_to_the_launcher_stops_every_rank_with_128_plus_n(start_job, figures, sig):
+    job = start_job([*TWO, script("hang.py")])
+    job.wait_started(2)
+    sent = job.send(sig)
+    finished = job.finish(since=sent)
+
+    assert finished.returncode == SIGNAL_STATUS[sig], finished.stderr
+    assert f"accel-launch: stopped by {sig.name}; every rank was stopped" in finished.stderr
+    assert "Traceback" not in finished.stderr
+    assert finished.seconds < 20
+    figures(status=finished.returncode, seconds=finished.seconds, left_after=assert_nothing_left(job))
+
+
+@pytest.mark.timeout(240)
+def test_sigint_twice_in_a_row_still_ends_cleanly_with_130(start_job, figures):
+    job = start_job([*TWO, script("hang.py")])
+    job.wait_started(2)
+    sent = job.send(signal.SIGINT)
+    time.sleep(0.05)
+    job.send(signal.SIGINT)
+    finished = job.finish(since=sent)
+
+    assert finished.returncode == 130, finished.stderr
+    assert "Traceback" not in finished.stderr
+    assert finished.seconds < 20
+    figures(status=finished.returncode, seconds=finished.seconds, left_after=assert_nothing_left(job))
+
+
+@pytest.mark.timeout(240)
+def test_sigkill_to_the_launcher_takes_its_ranks_and_their_children_along(start_job, figures):
+    job = start_job([*TWO, script("grandchild.py"), "hang"])
+    grandchildren = [int(facts["grandchild"]) for facts in job.wait_started(2).values()]
+    sent = job.send(signal.SIGKILL)
+    job.finish(since=sent)
+
+    gone_after = assert_nothing_left(job, timeout=10)
+    assert not any(psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+                   for pid in grandchildren)
+    figures(status=-9, seconds=time.monotonic() - sent, left_after=gone_after)
+
+
+@pytest.mark.timeout(240)
+def test_a_grandchild_a_rank_left_running_is_gone_when_the_launch_ends(run_job, figures):
+    finished, job = run_job([script("grandchild.py")])
+
+    assert finished.returncode == 0, finished.stderr
+    grandchild = int(job.started_ranks()[0]["grandchild"])
+    assert not psutil.pid_exists(grandchild) or psutil.Process(grandchild).status() == psutil.STATUS_ZOMBIE
+    figures(status=finished.returncode, seconds=finished.seconds, left_after=assert_nothing_left(job, timeout=0))
+
+
+@pytest.mark.timeout(60)
+def test_a_busy_master_port_is_refused_naming_host_and_port(run_job, figures):
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        finished, job = run_job(["--master-port", str(port), script("ok.py")])
+
+    assert finished.returncode == 2, finished.stderr
+    assert error_lines(finished.stderr) == [
+        f"accel-launch: error: --master-port {port} on 127.0.0.1 is busy (Address already in use); "
+        "pick another port or leave --master-port out to get a free one"
+    ]
+    assert job.started_ranks() == {}
+    figures(status=finished.returncode, seconds=finished.seconds, left_after=assert_nothing_left(job, timeout=0))
+
+
+@pytest.mark.timeout(240)
+def test_sixteen_ranks_on_two_cores_all_succeed(run_job, figures):
+    finished, job = run_job(["--nproc-per-node", "16", script("ok.py")], timeout=200)
+
+    assert finished.returncode == 0, finished.stderr
+    assert sorted(job.started_ranks()) == list(range(16))
+    figures(status=finished.returncode, seconds=finished.seconds, left_after=assert_nothing_left(job))
+
+
+@pytest.mark.timeout(240)
+def test_two_launches_at_once_without_master_port_both_succeed(start_job, figures):
+    jobs = [start_job([script("record.py"), "--wait-release"], {"RECORD_VARS": "MASTER_PORT"}) for _ in range(2)]
+    for job in jobs:
+        job.wait_started(1)  # both jobs' ranks are alive at once here
+    for job in jobs:
+        (job.record_dir / "release").touch()
+    finished = [job.finish() for job in jobs]
+
+    assert [f.returncode for f in finished] == [0, 0], [f.stderr for f in finished]
+    ports = {job.started_ranks()[0]["env_MASTER_PORT"] for job in jobs}
+    assert len(ports) == 2, ports
+    figures(status=0, seconds=max(f.seconds for f in finished),
+            left_after=max(assert_nothing_left(job) for job in jobs))
+
+
+@pytest.mark.timeout(240)
+def test_sigint_to_one_launch_leaves_the_other_running(start_job, figures):
+    stopped, other = (start_job([script("record.py"), "--wait-release"]) for _ in range(2))
+    stopped.wait_started(1)
+    other_ranks = other.wait_started(1)
+    sent = stopped.send(signal.SIGINT)
+    first = stopped.finish(since=sent)
+    assert first.returncode == 130, first.stderr
+    assert_nothing_left(stopped)
+
+    assert other.proc.poll() is None
+    assert all(psutil.pid_exists(int(facts["pid"])) for facts in other_ranks.values())
+    (other.record_dir / "release").touch()
+    second = other.finish()
+    assert second.returncode == 0, second.stderr
+    figures(status=first.returncode, seconds=first.seconds, left_after=assert_nothing_left(other))
