@@ -1,0 +1,71 @@
+"""Read a DeepSpeed-style hostfile: one `host slots=N` per line, `#` comments and blank lines allowed."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from launcher.multinode.errors import HostfileError
+
+__all__ = ["HostSlots", "HOST_NAME", "parse_hostfile", "parse_hostfile_text"]
+
+# A host name or IPv4 address. No ':', '@' or ',' (the --include syntax uses them), no leading '-'
+# (ssh would read it as an option), no '[' (pdsh would expand it as a host range).
+HOST_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
+_SLOTS = re.compile(r"slots=([0-9]+)")
+
+
+@dataclass(frozen=True)
+class HostSlots:
+    """One hostfile entry: a host and how many processes (devices) it takes."""
+
+    host: str
+    slots: int
+
+
+def parse_hostfile(path: str | Path) -> tuple[HostSlots, ...]:
+    """Read and parse the hostfile at `path`, in file order."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise HostfileError(str(path), f"cannot be read ({reason})") from None
+    return parse_hostfile_text(text, str(path))
+
+
+def parse_hostfile_text(text: str, path: str = "<hostfile>") -> tuple[HostSlots, ...]:
+    """Parse hostfile `text`; `path` only names the file in error messages."""
+    entries: list[HostSlots] = []
+    first_line: dict[str, int] = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        tokens = raw.split("#", 1)[0].split()
+        if not tokens:
+            continue
+        entry = _parse_line(tokens, path, number)
+        if entry.host in first_line:
+            raise HostfileError(
+                path, f"host {entry.host!r} is listed again (first on line {first_line[entry.host]})", number
+            )
+        first_line[entry.host] = number
+        entries.append(entry)
+    if not entries:
+        raise HostfileError(path, "lists no hosts (expected lines like 'worker-0 slots=8')")
+    return tuple(entries)
+
+
+def _parse_line(tokens: list[str], path: str, number: int) -> HostSlots:
+    host = tokens[0]
+    if not HOST_NAME.fullmatch(host):
+        raise HostfileError(path, f"{host!r} is not a host name", number)
+    if len(tokens) == 1:
+        raise HostfileError(path, f"host {host!r} has no slots=N", number)
+    if len(tokens) > 2:
+        raise HostfileError(path, f"unexpected {' '.join(tokens[2:])!r} after {tokens[1]!r}", number)
+    match = _SLOTS.fullmatch(tokens[1])
+    if match is None:
+        raise HostfileError(path, f"expected slots=N after {host!r}, got {tokens[1]!r}", number)
+    slots = int(match.group(1))
+    if slots < 1:
+        raise HostfileError(path, f"host {host!r} needs slots of at least 1, got {slots}", number)
+    return HostSlots(host, slots)

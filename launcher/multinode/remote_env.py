@@ -1,0 +1,69 @@
+"""The environment sent to every node: `.accel_env` entries, then the ACCEL_* variables set here, then the
+variables named by `--export`; a later source wins for the same name.
+
+`.accel_env` works like DeepSpeed's `.deepspeed_env`: `NAME=value` lines (blank lines and `#` comments
+allowed; the value is taken verbatim, no quotes are removed), read from the working directory, else from
+the home directory; only the first file found is read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from launcher.multinode.errors import RemoteEnvError
+
+__all__ = ["ENV_FILE_NAME", "VARIABLE_NAME", "find_env_file", "parse_env_file_text", "remote_env"]
+
+ENV_FILE_NAME = ".accel_env"
+VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def remote_env(
+    environ: Mapping[str, str], exports: Sequence[str] = (), cwd: Path | None = None, home: Path | None = None
+) -> dict[str, str]:
+    """The ordered name -> value mapping for the nodes; `cwd` / `home` default to the process's own."""
+    env_file = find_env_file(Path.cwd() if cwd is None else cwd, Path.home() if home is None else home)
+    env = {} if env_file is None else _read_env_file(env_file)
+    for name in [name for name in environ if name.startswith("ACCEL_")]:
+        _check_name(name, f"environment variable {name!r}")
+        env[name] = environ[name]
+    for name in exports:
+        _check_name(name, f"--export {name!r}")
+        if name not in environ:
+            raise RemoteEnvError(f"--export {name}", "is not set in this environment; set it or drop the flag")
+        env[name] = environ[name]
+    return env
+
+
+def _check_name(name: str, where: str) -> None:
+    if not VARIABLE_NAME.fullmatch(name):
+        raise RemoteEnvError(where, "not a variable name (letters, digits and '_', not starting with a digit)")
+
+
+def find_env_file(cwd: Path, home: Path) -> Path | None:
+    """The `.accel_env` that applies: the working directory's, else the home directory's, else None."""
+    return next((path for path in (cwd / ENV_FILE_NAME, home / ENV_FILE_NAME) if path.is_file()), None)
+
+
+def _read_env_file(path: Path) -> dict[str, str]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RemoteEnvError(str(path), f"cannot be read ({exc})") from None
+    return parse_env_file_text(text, str(path))
+
+
+def parse_env_file_text(text: str, path: str = ENV_FILE_NAME) -> dict[str, str]:
+    """Parse `.accel_env` text; `path` only names the file in error messages."""
+    env: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        name, equals, value = line.partition("=")
+        if not equals:
+            raise RemoteEnvError(f"{path}:{number}", f"expected NAME=value, got {line!r}")
+        _check_name(name.strip(), f"{path}:{number}: {name.strip()!r}")
+        env[name.strip()] = value
+    return env

@@ -1,0 +1,109 @@
+"""Which node this is: our override, Slurm, OpenMPI; Slurm host lists."""
+
+from __future__ import annotations
+
+import pytest
+
+from launcher.multinode.errors import NodeIdentityError
+from launcher.multinode.node_identity import NodeIdentity, node_identity
+from launcher.multinode.node_table import node_table_env, parse_node_table
+from launcher.multinode.selection import NodeSpec
+from launcher.multinode.slurm_nodelist import expand_nodelist
+
+NODES = (NodeSpec("h1", (0, 1, 2)), NodeSpec("h2", (0, 2)))
+TABLE = node_table_env(NODES)
+
+
+def test_the_node_table_round_trips() -> None:
+    assert TABLE == {"ACCEL_NODE_HOSTS": "h1,h2", "ACCEL_NODE_DEVICES": "0,1,2;0,2"}
+    assert parse_node_table(TABLE) == NODES
+
+
+def test_nothing_known_gives_none() -> None:
+    assert node_identity({"PATH": "/bin"}) is None
+
+
+def test_ssh_override_gives_rank_master_and_devices() -> None:
+    assert node_identity({**TABLE, "ACCEL_NODE_RANK": "1"}) == NodeIdentity(1, 2, "h1", "ACCEL_NODE_RANK", NODES[1])
+
+
+def test_pdsh_override_finds_the_rank_by_host_name() -> None:
+    assert node_identity({**TABLE, "ACCEL_NODE_HOST": "h2"}) == NodeIdentity(1, 2, "h1", "ACCEL_NODE_HOST", NODES[1])
+
+
+def test_the_override_wins_over_slurm_and_openmpi() -> None:
+    environ = {**TABLE, "ACCEL_NODE_RANK": "0", "SLURM_PROCID": "1", "SLURM_NTASKS": "2", "OMPI_COMM_WORLD_RANK": "1"}
+    assert node_identity(environ).source == "ACCEL_NODE_RANK"
+
+
+def test_slurm_gives_rank_count_and_the_first_host_of_the_step() -> None:
+    environ = {
+        "SLURM_PROCID": "2", "SLURM_NTASKS": "3", "SLURM_NNODES": "3",
+        "SLURM_JOB_NODELIST": "big[001-100]", "SLURM_STEP_NODELIST": "gpu[07-08],cpu1",
+    }
+    assert node_identity(environ) == NodeIdentity(2, 3, "gpu07", "Slurm", None)
+
+
+def test_slurm_finds_the_node_table_entry_by_host_name_not_task_order() -> None:
+    environ = {**TABLE, "SLURM_PROCID": "0", "SLURM_NTASKS": "2", "SLURM_JOB_NODELIST": "h[1-2]", "SLURMD_NODENAME": "h2"}
+    assert node_identity(environ) == NodeIdentity(0, 2, "h1", "Slurm", NODES[1])
+
+
+def test_openmpi_gives_rank_and_count_and_the_table_entry_by_rank() -> None:
+    environ = {**TABLE, "OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "2", "OMPI_COMM_WORLD_LOCAL_RANK": "0"}
+    assert node_identity(environ) == NodeIdentity(1, 2, "h1", "OpenMPI", NODES[1])
+
+
+@pytest.mark.parametrize(
+    ("environ", "variable"),
+    [
+        ({"ACCEL_NODE_RANK": "0"}, "ACCEL_NODE_RANK"),
+        ({**TABLE, "ACCEL_NODE_RANK": "2"}, "ACCEL_NODE_RANK"),
+        ({**TABLE, "ACCEL_NODE_RANK": "one"}, "ACCEL_NODE_RANK"),
+        ({**TABLE, "ACCEL_NODE_HOST": "h9"}, "ACCEL_NODE_HOST"),
+        ({"ACCEL_NODE_HOSTS": "h1,,h2", "ACCEL_NODE_DEVICES": "0;0;0", "ACCEL_NODE_RANK": "0"}, "ACCEL_NODE_HOSTS"),
+        ({"ACCEL_NODE_HOSTS": "h1", "ACCEL_NODE_RANK": "0"}, "ACCEL_NODE_HOSTS"),
+        ({**TABLE, "ACCEL_NODE_DEVICES": "0,1", "ACCEL_NODE_RANK": "0"}, "ACCEL_NODE_DEVICES"),
+        ({**TABLE, "ACCEL_NODE_DEVICES": "0,x;1", "ACCEL_NODE_RANK": "0"}, "ACCEL_NODE_DEVICES"),
+        ({**TABLE, "ACCEL_NODE_DEVICES": "0,1;", "ACCEL_NODE_RANK": "0"}, "ACCEL_NODE_DEVICES"),
+        ({"SLURM_PROCID": "x", "SLURM_NTASKS": "2"}, "SLURM_PROCID"),
+        ({"SLURM_PROCID": "2", "SLURM_NTASKS": "2"}, "SLURM_PROCID"),
+        ({"SLURM_PROCID": "0"}, "SLURM_NTASKS"),
+        ({"SLURM_PROCID": "0", "SLURM_NTASKS": "0"}, "SLURM_NTASKS"),
+        ({"SLURM_PROCID": "0", "SLURM_NTASKS": "8", "SLURM_NNODES": "2"}, "SLURM_NTASKS"),
+        ({"SLURM_PROCID": "0", "SLURM_NTASKS": "1", "SLURM_NNODES": "a"}, "SLURM_NNODES"),
+        ({"SLURM_PROCID": "0", "SLURM_NTASKS": "1", "SLURM_JOB_NODELIST": "n[1-"}, "SLURM_JOB_NODELIST"),
+        ({**TABLE, "SLURM_PROCID": "0", "SLURM_NTASKS": "3"}, "ACCEL_NODE_HOSTS"),
+        ({"OMPI_COMM_WORLD_RANK": "0"}, "OMPI_COMM_WORLD_SIZE"),
+        ({"OMPI_COMM_WORLD_RANK": "-1", "OMPI_COMM_WORLD_SIZE": "2"}, "OMPI_COMM_WORLD_RANK"),
+        ({"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "2", "OMPI_COMM_WORLD_LOCAL_RANK": "1"},
+         "OMPI_COMM_WORLD_LOCAL_RANK"),
+    ],
+)
+def test_a_malformed_value_is_an_error_naming_the_variable(environ: dict, variable: str) -> None:
+    with pytest.raises(NodeIdentityError) as caught:
+        node_identity(environ)
+    assert caught.value.variable == variable and str(caught.value).startswith(f"{variable}=")
+
+
+@pytest.mark.parametrize(
+    ("nodelist", "hosts"),
+    [
+        ("node1", ("node1",)),
+        ("node[01-03,07]", ("node01", "node02", "node03", "node07")),
+        ("a,b[1-2],c", ("a", "b1", "b2", "c")),
+        ("n[8-11]", ("n8", "n9", "n10", "n11")),
+        ("n[098-101]", ("n098", "n099", "n100", "n101")),
+        ("rack[1-2]-n[1-2]", ("rack1-n1", "rack1-n2", "rack2-n1", "rack2-n2")),
+        ("gpu[3]-ib", ("gpu3-ib",)),
+        ("x[1-2],y[0]", ("x1", "x2", "y0")),
+    ],
+)
+def test_slurm_host_lists_expand_in_order(nodelist: str, hosts: tuple[str, ...]) -> None:
+    assert expand_nodelist(nodelist) == hosts
+
+
+@pytest.mark.parametrize("nodelist", ["", "a,", "n[1-", "n]1[", "n[3-1]", "n[a-b]", "n[1-2-3]", "n[[1]]", "n[]", "a b"])
+def test_a_malformed_slurm_host_list_is_a_value_error(nodelist: str) -> None:
+    with pytest.raises(ValueError):
+        expand_nodelist(nodelist)

@@ -1,0 +1,77 @@
+"""The runner commands, compared as argument lists."""
+
+from __future__ import annotations
+
+import shlex
+
+from launcher.multinode.runners import LaunchCommand, openmpi_command, pdsh_command, slurm_command, ssh_commands
+from launcher.multinode.selection import NodeSpec
+
+NODES = (NodeSpec("h1", (0, 1, 2)), NodeSpec("h2", (1,)))
+ENV = {"ACCEL_COMPILE_BACKEND": "eager", "NCCL_DEBUG": "INFO"}
+TABLE = {"ACCEL_NODE_HOSTS": "h1,h2", "ACCEL_NODE_DEVICES": "0,1,2;1"}
+
+
+def node_argv(rank: int | None, node: NodeSpec | None) -> list[str]:
+    if node is None:
+        return ["accel-launch", "--nnodes", "2", "train.py", "--msg", "a b"]
+    return ["accel-launch", "--node-rank", str(rank), "--nproc-per-node", str(node.nproc), "train.py"]
+
+
+def test_ssh_starts_one_command_per_node_with_its_own_rank_and_argv() -> None:
+    commands = ssh_commands(NODES, node_argv, ENV, "/work dir", port=2222, identity_file="/k", options=["ConnectTimeout=5"])
+    assert [command.host for command in commands] == ["h1", "h2"]
+    first = commands[0].argv
+    assert list(first[:-1]) == [
+        "ssh", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=accept-new",
+        "-p", "2222", "-i", "/k", "-o", "ConnectTimeout=5", "h1",
+    ]
+    cd, _, rest = first[-1].partition(" && exec ")
+    assert shlex.split(cd) == ["cd", "/work dir"]
+    assert shlex.split(rest) == [
+        "env", "ACCEL_COMPILE_BACKEND=eager", "NCCL_DEBUG=INFO", *(f"{k}={v}" for k, v in TABLE.items()),
+        "ACCEL_NODE_RANK=0", "accel-launch", "--node-rank", "0", "--nproc-per-node", "3", "train.py",
+    ]
+    assert "ACCEL_NODE_RANK=1" in shlex.split(commands[1].argv[-1]) and commands[0].env == {}
+
+
+def test_ssh_without_port_key_or_options_adds_none() -> None:
+    (command, _) = ssh_commands(NODES, node_argv, {}, "/")
+    assert list(command.argv[:6]) == ["ssh", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=accept-new", "h1"]
+
+
+def test_pdsh_is_one_command_over_ssh_whose_remote_names_the_host_with_percent_h() -> None:
+    (command,) = pdsh_command(NODES, node_argv, {"V": "50%"}, "/w")
+    assert command.argv[:6] == ("pdsh", "-S", "-f", "1024", "-w", "h1,h2")
+    assert command.env == {"PDSH_RCMD_TYPE": "ssh"}
+    words = shlex.split(command.argv[6].partition(" && exec ")[2])
+    assert words == [
+        "env", "ACCEL_NODE_HOST=%h", "V=50%%", *(f"{k}={v}" for k, v in TABLE.items()),
+        "accel-launch", "--nnodes", "2", "train.py", "--msg", "a b",
+    ]
+
+
+def test_openmpi_starts_one_unbound_node_launcher_per_host_and_exports_by_name() -> None:
+    (command,) = openmpi_command(NODES, node_argv, ENV, "/w", launcher_args=["--allow-run-as-root"])
+    assert command == LaunchCommand(
+        (
+            "mpirun", "-n", "2", "--host", "h1:1,h2:1", "--map-by", "ppr:1:node", "--bind-to", "none",
+            "--wdir", "/w", "-x", "ACCEL_COMPILE_BACKEND", "-x", "NCCL_DEBUG",
+            "-x", "ACCEL_NODE_HOSTS", "-x", "ACCEL_NODE_DEVICES", "--allow-run-as-root",
+            "accel-launch", "--nnodes", "2", "train.py", "--msg", "a b",
+        ),
+        {**ENV, **TABLE},
+    )
+
+
+def test_slurm_runs_one_task_per_node_and_exports_the_names_with_values_in_its_env() -> None:
+    (command,) = slurm_command(NODES, node_argv, ENV, "/w")
+    assert command == LaunchCommand(
+        (
+            "srun", "--nodes", "2", "--ntasks", "2", "--ntasks-per-node", "1", "--nodelist", "h1,h2",
+            "--chdir", "/w", "--kill-on-bad-exit=1",
+            "--export=ALL,ACCEL_COMPILE_BACKEND,NCCL_DEBUG,ACCEL_NODE_HOSTS,ACCEL_NODE_DEVICES",
+            "accel-launch", "--nnodes", "2", "train.py", "--msg", "a b",
+        ),
+        {**ENV, **TABLE},
+    )
