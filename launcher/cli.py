@@ -36,7 +36,8 @@ def _both(name: str) -> tuple[str, ...]:
 @click.option(*_both("nproc-per-node"), "nproc_per_node", default="1", show_default=True, metavar="N|auto",
               help="Ranks on this node; 'auto' = one per device.")
 @click.option("--nnodes", default="1", show_default=True, metavar="N|MIN:MAX", help="Number of nodes.")
-@click.option(*_both("node-rank"), "node_rank", type=int, default=0, show_default=True, help="This node's rank.")
+@click.option(*_both("node-rank"), "node_rank", type=click.IntRange(min=0),
+              help="This node's rank (default 0, or what Slurm / OpenMPI / pdsh say).")
 @click.option(*_both("master-addr"), "master_addr", default="127.0.0.1", show_default=True,
               help="Address of the node that hosts the store.")
 @click.option(*_both("master-port"), "master_port", type=int, help="Port of the store; default: a free port.")
@@ -60,10 +61,25 @@ def _both(name: str) -> tuple[str, ...]:
               help="Stop the whole job after this many seconds (exit 124).")
 @click.option(*_both("dry-run"), "dry_run", is_flag=True, help="Print the resolved plan and start nothing.")
 @click.option("-v", "--verbose", is_flag=True, help="Show the launcher's and torch elastic's logs.")
+@click.option("--hostfile", metavar="FILE", help="Start the job on the hosts of FILE ('host slots=N' lines).")
+@click.option("--include", default="", metavar="HOST[:SLOTS]@...", help="Only these hosts/slots of the hostfile.")
+@click.option("--exclude", default="", metavar="HOST[:SLOTS]@...", help="All hosts/slots of the hostfile but these.")
+@click.option(*_both("num-nodes"), "num_nodes", type=int, default=-1, help="Use the first N hosts of the hostfile.")
+@click.option(*_both("num-gpus"), "num_gpus", type=int, default=-1, help="Use the first N slots of each host.")
+@click.option("--launcher", "runner", type=click.Choice(["ssh", "pdsh", "openmpi", "slurm"]), default="ssh", show_default=True,
+              help="How the hostfile's nodes are reached.")
+@click.option("--export", "exports", multiple=True, metavar="NAME", help="Send this variable to every node (repeatable).")
+@click.option(*_both("ssh-port"), "ssh_port", type=click.IntRange(1, 65535), help="Port of the nodes' sshd.")
+@click.option(*_both("ssh-option"), "ssh_options", multiple=True, metavar="KEY=VALUE",
+              help="Extra ssh -o option (repeatable).")
+@click.option(*_both("compile-backend-source"), "compile_backend_source", hidden=True)
+@click.option(*_both("stop-on-stdin-eof"), "stop_on_stdin_eof", is_flag=True, hidden=True)
 @click.argument("script", metavar="SCRIPT")
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
 def accel_launch(script: str, script_args: tuple[str, ...], module: bool, no_python: bool, dry_run: bool,
-                 verbose: bool, **options: object) -> None:
+                 verbose: bool, hostfile: str | None, include: str, exclude: str, num_nodes: int, num_gpus: int,
+                 runner: str, exports: tuple[str, ...], ssh_port: int | None, ssh_options: tuple[str, ...],
+                 stop_on_stdin_eof: bool, **options: object) -> None:
     """Launch SCRIPT on every rank with one validated torch.compile backend.
 
     Everything after SCRIPT goes to the script untouched.
@@ -79,13 +95,34 @@ def accel_launch(script: str, script_args: tuple[str, ...], module: bool, no_pyt
     launch_options = LaunchOptions(program=Program(mode, script, tuple(script_args)), **options)
     try:
         job = prepare_job(launch_options, dict(os.environ), Path.cwd())
-        if dry_run:
-            click.echo("accel-launch plan (dry run: nothing started)")
-            click.echo(format_plan(plan_rows(job.config, job.detected_by)))
-            return
-        check_ports(job.config)
+        if hostfile is not None:
+            from launcher.multinode.head import HostSelection, hostfile_commands
+
+            selection = HostSelection(hostfile, include, exclude, num_nodes, num_gpus, runner, exports, ssh_port,
+                                      ssh_options)
+            commands = hostfile_commands(selection, job.config, launch_options, dict(os.environ), Path.cwd())
+        else:
+            commands = None
+            if not dry_run:
+                check_ports(job.config)
     except (LaunchError, ValueError) as exc:
         _fail(str(exc))
+    if dry_run:
+        click.echo("accel-launch plan (dry run: nothing started)")
+        rows = plan_rows(job.config, job.detected_by)
+        if commands is not None:
+            from launcher.multinode.head import describe_commands
+
+            rows = [*rows[:3], *describe_commands(commands)]
+        click.echo(format_plan(rows))
+        return
+    if commands is not None:
+        from launcher.multinode.supervise import supervise
+
+        status, message = supervise(commands, job.config.grace_period)
+        if message:
+            click.echo(f"accel-launch: {message}", err=True)
+        sys.exit(status)
     logging.getLogger(__name__).info("plan:\n%s", format_plan(plan_rows(job.config, job.detected_by)))
     config = job.config
     nodes = "" if config.nnodes == "1" else f" (node {config.node_rank} of {config.nnodes})"
@@ -98,6 +135,10 @@ def accel_launch(script: str, script_args: tuple[str, ...], module: bool, no_pyt
 
     if not verbose:
         silence_engine_logs()
+    if stop_on_stdin_eof:
+        from launcher.multinode.head import stop_when_stdin_closes
+
+        stop_when_stdin_closes()
     outcome = run_job(config)
     if outcome.message:
         click.echo(f"accel-launch: {outcome.message}", err=True)

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from accelerators import AcceleratorUnavailableError, UnknownAcceleratorError
+from accelerators import AcceleratorUnavailableError, UnknownAcceleratorError, accelerator_class
 from launcher.accelerator_facts import AcceleratorFacts, accelerator_facts
 from launcher.backend_check import check_backend
 from launcher.config import JobConfig, Program
 from launcher.ds_config import find_ds_config
 from launcher.envfile import default_env_file, read_env_file
 from launcher.errors import AcceleratorChoiceError, ScriptNotFoundError, UsageError
+from launcher.multinode.node_identity import NodeIdentity, node_identity
+from launcher.plan import DEFAULT_MASTER_PORT
 from launcher.ports import ensure_port_free
 from launcher.rank_env import ACCELERATOR_VAR, job_environment
 from launcher.resolve import ResolvedBackend, resolve_backend
@@ -31,7 +33,7 @@ class LaunchOptions:
     ds_config: str | None = None
     nproc_per_node: str = "1"
     nnodes: str = "1"
-    node_rank: int = 0
+    node_rank: int | None = None
     master_addr: str = "127.0.0.1"
     master_port: int | None = None
     rdzv_backend: str = "c10d"
@@ -44,6 +46,7 @@ class LaunchOptions:
     grace_period: float = 5.0
     timeout: float | None = None
     extra_env: dict[str, str] = field(default_factory=dict)
+    compile_backend_source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -70,19 +73,27 @@ def prepare_job(options: LaunchOptions, environ: dict[str, str], cwd: Path) -> P
     backend = resolve_backend(
         options.compile_backend, environ, file_values, ds_ref, lambda: accelerator.default_backend
     )
+    if options.compile_backend_source and backend.source == "--compile-backend":
+        # A node launcher started by a hostfile launch: keep the source the head resolved it from.
+        backend = replace(backend, source=options.compile_backend_source)
     check_backend(backend, accelerator)
-    nproc = _nproc(options.nproc_per_node, accelerator)
+    identity = node_identity(job_environ)
+    node = identity.node if identity is not None else None
+    nproc = node.nproc if node is not None else _nproc(options.nproc_per_node, accelerator)
+    layout = _layout(options, identity)
+    devices_env = accelerator_class(accelerator.name).visible_devices_env
+    devices = {devices_env: ",".join(map(str, node.slots))} if node is not None and devices_env else {}
     config = JobConfig(
         program=options.program,
         backend=backend,
         accelerator=accelerator.name,
         nproc_per_node=nproc,
-        nnodes=options.nnodes,
-        node_rank=options.node_rank,
+        nnodes=layout["nnodes"],
+        node_rank=layout["node_rank"],
         master_addr=options.master_addr,
         master_port=options.master_port,
         rdzv_backend=options.rdzv_backend,
-        rdzv_endpoint=options.rdzv_endpoint,
+        rdzv_endpoint=layout["rdzv_endpoint"],
         rdzv_id=options.rdzv_id,
         rdzv_timeout=options.rdzv_timeout,
         max_restarts=options.max_restarts,
@@ -92,10 +103,25 @@ def prepare_job(options: LaunchOptions, environ: dict[str, str], cwd: Path) -> P
         job_env={
             **{k: v for k, v in file_values.items() if k not in environ},
             **options.extra_env,
+            **devices,
             **_job_env(backend, accelerator.name, nproc, job_environ),
         },
     )
     return PreparedJob(config, accelerator.detected_by)
+
+
+def _layout(options: LaunchOptions, identity: NodeIdentity | None) -> dict:
+    """nnodes, node rank and endpoint: the flags, else what a runner (Slurm, OpenMPI, pdsh) says."""
+    nnodes, endpoint = options.nnodes, options.rdzv_endpoint
+    if identity is not None and options.nnodes == "1":
+        nnodes = str(identity.nnodes)
+    if identity is not None and identity.master_addr and not endpoint and options.master_port is None:
+        endpoint = f"{identity.master_addr}:{DEFAULT_MASTER_PORT}"
+    if options.node_rank is not None:
+        node_rank = options.node_rank
+    else:
+        node_rank = identity.node_rank if identity is not None else 0
+    return {"nnodes": nnodes, "node_rank": node_rank, "rdzv_endpoint": endpoint}
 
 
 def check_ports(config: JobConfig) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+import socket
 import sys
 
 from launcher.config import JobConfig
@@ -11,6 +12,9 @@ from launcher.rank_env import TORCHRUN_VARS
 __all__ = ["rank_command", "rendezvous", "plan_rows", "format_plan"]
 
 FREE_PORT = "<free port>"
+# torch elastic rendezvous handlers of launcher.multinode.backend_agreement: the engine's, plus the check
+# that every node resolved one compile backend (named here so that planning stays torch-free).
+AGREEMENT_PREFIX = "accel-"
 DEFAULT_MASTER_PORT = 29500
 
 
@@ -22,14 +26,24 @@ def rank_command(config: JobConfig) -> list[str]:
 
 def rendezvous(config: JobConfig) -> tuple[str, str, dict[str, object]]:
     """The engine's rendezvous: the given endpoint; else static at master address and port when a port is
-    given (or static is asked for); else c10d on port 0 of this one node, which picks a free port itself."""
+    given (or static is asked for); else c10d on port 0 of this one node, which picks a free port itself.
+
+    With more than one node, the backend is our wrapper that also checks every node resolved the same
+    compile backend (launcher.multinode.backend_agreement).
+    """
     timeouts: dict[str, object] = {"timeout": config.rdzv_timeout, "join_timeout": config.rdzv_timeout}
-    static = {"rank": config.node_rank, **timeouts}
     if config.rdzv_endpoint:
-        return config.rdzv_backend, config.rdzv_endpoint, static if config.rdzv_backend == "static" else timeouts
-    if config.master_port is not None or config.rdzv_backend == "static":
-        return "static", f"{config.master_addr}:{config.master_port or DEFAULT_MASTER_PORT}", static
-    return config.rdzv_backend, f"{config.master_addr}:0", timeouts
+        backend, endpoint = config.rdzv_backend, config.rdzv_endpoint
+    elif config.master_port is not None or config.rdzv_backend == "static":
+        backend, endpoint = "static", f"{config.master_addr}:{config.master_port or DEFAULT_MASTER_PORT}"
+    else:
+        backend, endpoint = config.rdzv_backend, f"{config.master_addr}:0"
+    options = {"rank": config.node_rank, **timeouts} if backend == "static" else timeouts
+    if config.node_range[1] > 1:
+        backend = AGREEMENT_PREFIX + backend
+        options = {**options, "accel_backend": config.backend.name, "accel_backend_source": config.backend.source,
+                   "accel_host": socket.gethostname()}
+    return backend, endpoint, options
 
 
 def plan_rows(config: JobConfig, detected_by: str) -> list[tuple[str, str]]:
@@ -63,7 +77,9 @@ def format_plan(rows: list[tuple[str, str]]) -> str:
 def _rendezvous_text(config: JobConfig) -> str:
     backend, endpoint, _ = rendezvous(config)
     host, _, port = endpoint.rpartition(":")
-    return f"{backend} at {host}:{FREE_PORT if port == '0' else port}"
+    engine = backend.removeprefix(AGREEMENT_PREFIX)
+    text = f"{engine} at {host}:{FREE_PORT if port == '0' else port}"
+    return f"{text} (the nodes check they resolved one compile backend)" if engine != backend else text
 
 
 def _rank_env_text(config: JobConfig, local_rank: int, fixed_world: bool) -> str:

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 
 from launcher.config import JobConfig
 from launcher.failure import RankFailure, exit_status, failure_from_engine
-from launcher.plan import rank_command, rendezvous
+from launcher.plan import AGREEMENT_PREFIX, rank_command, rendezvous
 from launcher.rank_env import LAUNCHER_PID_VAR
 from launcher.reaper import become_subreaper, sweep_descendants
 
@@ -52,6 +52,8 @@ def run_job(config: JobConfig) -> JobOutcome:
     from torch.distributed.elastic.rendezvous.api import RendezvousError
     from torch.distributed.launcher.api import launch_agent
 
+    from launcher.multinode.backend_agreement import BackendMismatchError
+
     gc.freeze()  # torch's import-time objects outlive the job: keep them out of every collection and the exit's
     os.environ.update(config.job_env)
     os.environ[LAUNCHER_PID_VAR] = str(os.getpid())
@@ -69,6 +71,8 @@ def run_job(config: JobConfig) -> JobOutcome:
         return JobOutcome(128 + int(exc.sigval), f"stopped by {name}; every rank was stopped")
     except JobTimeout:
         return JobOutcome(TIMEOUT_STATUS, f"the job ran past --timeout {config.timeout:g}s; every rank was stopped")
+    except BackendMismatchError as exc:
+        return JobOutcome(2, str(exc))
     except RendezvousError as exc:
         return JobOutcome(1, f"rendezvous failed: {exc}")
     finally:
@@ -94,6 +98,10 @@ def _elastic_config(config: JobConfig, log_root: Path):
     # stdout goes straight to the terminal (no copy, no cost); stderr is also kept, for the failure summary.
     streams = Std.ALL if config.log_dir else Std.ERR
     rdzv_backend, endpoint, rdzv_configs = rendezvous(config)
+    if rdzv_backend.startswith(AGREEMENT_PREFIX):
+        from launcher.multinode.backend_agreement import register_handlers
+
+        register_handlers()
     return LaunchConfig(
         min_nodes=low,
         max_nodes=high,

@@ -1,0 +1,30 @@
+"""A rank of a multi-node test: all_reduce of (rank + 1), then a record of what this rank received."""
+
+import json
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+
+
+def main() -> None:
+    dist.init_process_group("gloo")
+    try:
+        total = torch.tensor([float(dist.get_rank() + 1)])
+        dist.all_reduce(total)
+        record = {
+            "sum": total.item(),
+            "argv": sys.argv[1:],
+            "env": {key: os.environ.get(key) for key in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "GROUP_RANK",
+                                                         "ACCEL_COMPILE_BACKEND", "ACCEL_COMPILE_BACKEND_SOURCE",
+                                                         "EXPORTED")},
+        }
+    finally:
+        dist.destroy_process_group()
+    with open(os.path.join(os.environ["RECORD_DIR"], f"rank-{os.environ['RANK']}.json"), "w") as handle:
+        json.dump(record, handle)
+
+
+if __name__ == "__main__":
+    main()
