@@ -106,3 +106,27 @@ def test_a_hostfile_job_through_a_real_mpirun(launch: Launcher, tmp_path: Path) 
         assert record["sum"] == 3.0
         assert record["env"]["ACCEL_COMPILE_BACKEND"] == "aot_eager"
     assert os.environ.get("OMPI_COMM_WORLD_RANK") is None
+
+
+@pytest.mark.timeout(240)
+def test_a_failing_rank_on_one_node_stops_the_job_on_every_node(launch: Launcher, tmp_path: Path,
+                                                                 sshd: Sshd) -> None:
+    import time
+
+    import psutil
+
+    hostfile = tmp_path / "hostfile"
+    hostfile.write_text("localhost slots=1\n127.0.0.1 slots=1\n")
+    script = SCRIPTS / "fail_on_last_rank.py"
+    started = time.monotonic()
+    result = launch(["--hostfile", str(hostfile), *sshd.flags, "--master-port", str(free_port()),
+                     "--grace-period", "1", str(script), str(tmp_path)], timeout=230)
+    elapsed = time.monotonic() - started
+    assert result.returncode == 3, result.stderr
+    assert "failed first, with exit code 3" in result.stderr
+    assert "exited with status 3; every other node was stopped" in result.stderr
+    assert elapsed < 50, f"took {elapsed:.1f} s: the sleeping rank was not stopped"
+    time.sleep(1)
+    marker = f"{script} {tmp_path}"
+    left = [p for p in psutil.process_iter(["cmdline"]) if marker in " ".join(p.info["cmdline"] or [])]
+    assert left == []
