@@ -130,3 +130,24 @@ def test_a_failing_rank_on_one_node_stops_the_job_on_every_node(launch: Launcher
     marker = f"{script} {tmp_path}"
     left = [p for p in psutil.process_iter(["cmdline"]) if marker in " ".join(p.info["cmdline"] or [])]
     assert left == []
+
+
+@pytest.mark.timeout(240)
+def test_a_hostfile_job_through_a_real_pdsh(launch: Launcher, tmp_path: Path, sshd: Sshd) -> None:
+    if shutil.which("pdsh") is None:
+        pytest.skip("needs Debian's pdsh (installed by .ci/run)")
+    hostfile = tmp_path / "hostfile"
+    hostfile.write_text("localhost slots=2\n127.0.0.1 slots=1\n")
+    # pdsh runs ssh itself; how to reach this sshd goes in pdsh's own variable.
+    pairs = zip(sshd.flags[::2], sshd.flags[1::2])
+    ssh_args = " ".join([f"-p {sshd.port}", *(f"-o {value}" for flag, value in pairs if flag == "--ssh-option")])
+    result = launch(["--hostfile", str(hostfile), "--launcher", "pdsh", "--master-port", str(free_port()),
+                     "--export", "RECORD_DIR", "--compile-backend", "eager", str(ALLREDUCE), *TRICKY_ARGS],
+                    env={"PDSH_SSH_ARGS_APPEND": ssh_args}, timeout=230)
+    assert result.returncode == 0, result.stderr
+    records = result.records()
+    assert sorted(records) == [0, 1, 2]
+    for record in records.values():
+        assert record["argv"] == TRICKY_ARGS
+        assert record["sum"] == 6.0
+        assert record["env"]["ACCEL_COMPILE_BACKEND"] == "eager"
