@@ -6,8 +6,13 @@ import ast
 import os
 import re
 import stat
+import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from .jobs import script
 
@@ -61,3 +66,26 @@ def test_the_env_file_sets_variables_and_runs_nothing(run_job, tmp_path):
     assert ast.literal_eval(facts["env_Y"]) == f"`touch {planted}`"
     assert ast.literal_eval(facts["env_Z"]) == "${HOME}"
     assert not planted.exists()
+
+
+VALUES = st.text(st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), max_size=40)
+NAMES = st.from_regex(r"ACCEL_[A-Z0-9_]{1,8}", fullmatch=True)
+
+
+@pytest.mark.timeout(120)
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(NAMES, VALUES, max_size=4))
+@example({"ACCEL_X": "$(touch planted)", "ACCEL_Y": "'; touch planted; '", "ACCEL_Z": "`touch planted`\n*"})
+def test_environment_values_reach_a_remote_shell_only_quoted(environ):
+    """Whatever the ACCEL_* values hold, a real sh running the remote command sees them verbatim."""
+    remote_env = pytest.importorskip("launcher.multinode.remote_env").remote_env
+    shell_command = pytest.importorskip("launcher.multinode.remote_shell").shell_command
+    with tempfile.TemporaryDirectory() as empty:
+        sent = remote_env(environ, (), Path(empty), Path(empty))
+        command = shell_command(empty, sent, ["env", "-0"])
+        done = subprocess.run(["sh", "-c", command], capture_output=True, cwd=empty, env={"PATH": os.defpath},
+                              timeout=30)
+        assert done.returncode == 0, done.stderr
+        assert os.listdir(empty) == []
+    received = dict(entry.split("=", 1) for entry in done.stdout.decode("utf-8", "surrogateescape").split("\0") if entry)
+    assert {name: received.get(name) for name in environ} == environ
