@@ -55,16 +55,27 @@ def _wait(commands, processes, received, grace_seconds) -> tuple[int, str | None
 
 
 def _stop(processes: Sequence[subprocess.Popen], grace_seconds: float) -> None:
-    """Close every runner's stdin (an ssh node launcher then stops its ranks), SIGTERM, then SIGKILL."""
+    """Close every runner's stdin; give ssh runners time to end by themselves (the node launcher on the far
+    side stops its ranks when its stdin closes, then the session ends), then SIGTERM, then SIGKILL."""
     for process in processes:
         if process.stdin:
             process.stdin.close()
+    over_ssh = [process for process in processes if process.args[0] == "ssh"]
+    _wait_all(over_ssh, grace_seconds + 5)
+    for process in processes:
         if process.poll() is None:
             process.terminate()
-    deadline = time.monotonic() + grace_seconds + 5
+    for process in _wait_all(processes, 5):
+        process.kill()
+        process.wait()
+
+
+def _wait_all(processes: Sequence[subprocess.Popen], seconds: float) -> list[subprocess.Popen]:
+    """Wait up to `seconds` in all for `processes`; return those still running."""
+    deadline = time.monotonic() + seconds
     for process in processes:
         try:
-            process.wait(timeout=max(0.1, deadline - time.monotonic()))
+            process.wait(timeout=max(0.01, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+            pass
+    return [process for process in processes if process.poll() is None]
