@@ -1,0 +1,1 @@
+"""Does nothing: accel-launch must refuse the backend before this ever runs."""
