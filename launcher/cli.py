@@ -142,7 +142,16 @@ def accel_launch(script: str, script_args: tuple[str, ...], module: bool, no_pyt
     outcome = run_job(config)
     if outcome.message:
         click.echo(f"accel-launch: {outcome.message}", err=True)
-    sys.exit(outcome.status)
+    _exit_now(outcome.status)
+
+
+def _exit_now(status: int) -> None:
+    """Exit once the job is over and swept: without waiting on the engine's leftover threads (a rendezvous
+    or log-tail thread could keep the interpreter from ending) or on the collector's walk of torch."""
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
 
 
 def _fail(message: str) -> None:
