@@ -18,12 +18,12 @@ import sys
 import time
 from typing import NoReturn
 
+from launcher.failure import REFUSAL_PHRASE, VALIDATION_STATUS
 from launcher.rank_env import LAUNCHER_PID_VAR, SOURCE_VAR
 
 __all__ = ["main"]
 
 _PR_SET_PDEATHSIG = 1
-_VALIDATION_EXIT = 2
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -95,14 +95,14 @@ def _install_backend() -> None:
 def _fail_validation(message: str) -> NoReturn:
     """Hand the one-line reason to the launcher through the engine's error file, which prints it once."""
     rank = os.environ.get("RANK", "?")
-    line = f"rank {rank} on {socket.gethostname()} refused the compile backend: {message}"
+    line = f"rank {rank} on {socket.gethostname()} {REFUSAL_PHRASE}: {message}"
     error_file = os.environ.get("TORCHELASTIC_ERROR_FILE")
     if error_file:
         with open(error_file, "w", encoding="utf-8") as handle:
             json.dump({"message": line, "timestamp": int(time.time())}, handle)
     else:
         print(f"accel-launch: {line}", file=sys.stderr, flush=True)
-    sys.exit(_VALIDATION_EXIT)
+    sys.exit(VALIDATION_STATUS)
 
 
 if __name__ == "__main__":

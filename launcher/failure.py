@@ -7,10 +7,12 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["RankFailure", "exit_status", "tail_lines", "failure_from_engine", "VALIDATION_STATUS"]
+__all__ = ["RankFailure", "exit_status", "tail_lines", "failure_from_engine", "VALIDATION_STATUS", "REFUSAL_PHRASE"]
 
 # The status the bootstrap exits with when a rank refuses the compile backend (a configuration error).
 VALIDATION_STATUS = 2
+# The phrase the bootstrap's refusal line carries, by which the launcher tells it from other failures.
+REFUSAL_PHRASE = "refused the compile backend"
 _TAIL_LINES = 20
 
 
@@ -27,7 +29,7 @@ class RankFailure:
     @property
     def validation(self) -> bool:
         """True when the rank stopped because it refused the compile backend."""
-        return self.exitcode == VALIDATION_STATUS and "refused the compile backend" in self.message
+        return self.exitcode == VALIDATION_STATUS and REFUSAL_PHRASE in self.message
 
     def how(self) -> str:
         """`exit code 3` or `signal SIGKILL (9)`."""

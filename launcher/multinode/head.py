@@ -25,8 +25,10 @@ from launcher.multinode.selection import NodeSpec, select_nodes
 __all__ = ["HostSelection", "hostfile_commands", "describe_commands", "stop_when_stdin_closes"]
 
 DEFAULT_RDZV_PORT = 29500
-# Computed per node by each node launcher, or the head's own choice: never sent along.
-_NOT_SENT = ("OMP_NUM_THREADS", "ACCEL_ACCELERATOR", "ACCEL_COMPILE_BACKEND_SOURCE", "ACCEL_COMPILE_BACKEND")
+# The head's own per-node choices in its job environment: each node launcher makes its own.
+_HEAD_ONLY = ("OMP_NUM_THREADS", "ACCEL_ACCELERATOR")
+# Passed as --compile-backend / --compile-backend-source instead, so no node re-resolves them.
+_PASSED_AS_FLAGS = ("ACCEL_COMPILE_BACKEND_SOURCE", "ACCEL_COMPILE_BACKEND")
 
 
 @dataclass(frozen=True)
@@ -49,10 +51,9 @@ def hostfile_commands(selection: HostSelection, job: JobConfig, options, environ
     """The runner processes that start `job` on every selected node of the hostfile."""
     nodes = select_nodes(parse_hostfile(selection.hostfile), selection.include, selection.exclude,
                          selection.num_nodes, selection.num_gpus)
-    sent = {name: value for name, value in job.job_env.items() if name not in _NOT_SENT}
+    sent = {name: value for name, value in job.job_env.items() if name not in _HEAD_ONLY}
     env = {**sent, **remote_env(environ, selection.exports, cwd, Path.home())}
-    for name in _NOT_SENT[2:]:
-        env.pop(name, None)
+    env = {name: value for name, value in env.items() if name not in _PASSED_AS_FLAGS}
     node_argv = _node_argv_builder(nodes, job, _forwarded(options))
     if selection.runner == "ssh":
         return ssh_commands(nodes, node_argv, env, str(cwd), selection.ssh_port, options=selection.ssh_options)
