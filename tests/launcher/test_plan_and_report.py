@@ -35,3 +35,14 @@ def test_the_report_names_accelerator_backends_and_what_a_launch_would_resolve(l
     assert "cudagraphs" not in rows["supported compile backends"].split(", ")
     assert rows["a launch here would use"] == "eager (from ACCEL_COMPILE_BACKEND)"
     assert int(rows["device count"]) >= 1
+
+
+@pytest.mark.timeout(90)
+def test_nproc_per_node_auto_means_the_logical_cpus_on_cpu(launch: Launcher) -> None:
+    import os
+
+    result = launch(["--dry-run", "--nproc-per-node", "auto", str(RECORD_RANK)])
+    assert result.returncode == 0, result.stderr
+    assert f"ranks per node  : {os.cpu_count()}" in result.stdout
+    assert f"rank env {os.cpu_count() - 1} " in result.stdout
+    assert result.records() == {}
