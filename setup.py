@@ -6,7 +6,7 @@ setup(
     name="accel-launch",
     version="0.1.0",
     description="Launch PyTorch jobs on any accelerator with one validated torch.compile backend.",
-    python_requires=">=3.10",
+    python_requires=">=3.11",
     packages=find_packages(include=["launcher", "launcher.*", "accelerators", "accelerators.*"]),
     install_requires=[
         # A range that the CPU wheel 2.13.0 satisfies, so an installed torch is kept as it is.
@@ -22,6 +22,8 @@ setup(
             "pytest-xdist>=3.5",
             "hypothesis>=6.100",
             "numpy",
+            # The DeepSpeed tests run the real engine on CPU (a pure-Python sdist: builds without torch).
+            "deepspeed>=0.19,<0.20",
         ],
     },
     entry_points={

@@ -90,6 +90,11 @@ class Accelerator:
             self._supported = backends.runnable_backends(self.name)
         return self._supported
 
+    def assume_supported_backends(self, names: tuple[str, ...]) -> None:
+        """Take `names` as this object's supported list (facts known current for this node, such as the
+        launcher's cache), sparing the registry walk; a name outside it still walks the live registry."""
+        self._supported = tuple(names)
+
     def set_compile_backend(self, backend: Backend) -> None:
         """Validate `backend` (a name, an import path or a callable), then store it."""
         if isinstance(backend, str):

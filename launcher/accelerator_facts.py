@@ -9,7 +9,6 @@ Otherwise torch decides, as it does in every rank, whose check stays authoritati
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
@@ -20,7 +19,6 @@ from launcher import facts_cache, torch_probe
 
 __all__ = ["AcceleratorFacts", "accelerator_facts", "detect_without_torch"]
 
-logger = logging.getLogger(__name__)
 # What detect_accelerator says when it falls back to the last accelerator (cpu).
 _FALLBACK = "fallback: no accelerator found"
 
@@ -76,14 +74,6 @@ def detect_without_torch(
 def _supported_backends(
     accelerator: Accelerator, environ: Mapping[str, str], build: torch_probe.TorchBuild | None
 ) -> tuple[str, ...]:
-    if not facts_cache.cache_enabled(environ):
-        return accelerator.supported_compile_backends()
-    key = facts_cache.cache_key(accelerator.name, asdict(build) if build is not None else None)
-    path = facts_cache.cache_file(facts_cache.cache_dir(environ), key)
-    cached = facts_cache.load_backends(path, key)
-    if cached is not None:
-        logger.debug("compile backends of %s from the cache %s", accelerator.name, path)
-        return cached
-    names = accelerator.supported_compile_backends()
-    facts_cache.store_backends(path, key, names)
-    return names
+    return facts_cache.backends_for(
+        accelerator.name, asdict(build) if build is not None else None, environ, accelerator.supported_compile_backends
+    )

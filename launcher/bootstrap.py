@@ -1,29 +1,33 @@
 """The first code in every rank (CONTRACT.md section 3).
 
-Run as `python -m launcher.bootstrap {script,module,exec} TARGET [ARGS...]`. Before any user code it
-ties the rank's life to the launcher's, validates the resolved compile backend through
-`set_compile_backend`, makes it torch's default, and only then runs the user's program.
+Run as `python -P -m launcher.bootstrap {script,module,exec} TARGET [ARGS...]` (`-P`: the working
+directory is not searched first, so a user's own `launcher` or `accelerators` cannot stand in for ours).
+Before any user code it ties the rank's life to the launcher's, validates the resolved compile backend
+through `set_compile_backend` (launcher.rank_backend), arranges for torch (and DeepSpeed, where it is
+installed) to use it when the user's code imports them, and then runs the user's program with the
+sys.path that `python script.py` or `python -m module` would give it.
 """
 
 from __future__ import annotations
 
 import ctypes
 import gc
-import json
+import importlib.machinery
 import os
 import runpy
 import signal
-import socket
 import sys
-import time
-from typing import NoReturn
+from types import ModuleType
 
-from launcher.failure import REFUSAL_PHRASE, VALIDATION_STATUS
-from launcher.rank_env import LAUNCHER_PID_VAR, SOURCE_VAR
+from launcher.after_import import after_import
+from launcher.deepspeed_bridge import bridge_deepspeed
+from launcher.rank_backend import install_backend
+from launcher.rank_env import LAUNCHER_PID_VAR
 
 __all__ = ["main"]
 
 _PR_SET_PDEATHSIG = 1
+_OUR_PACKAGES = ("launcher", "accelerators")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -31,11 +35,13 @@ def main(argv: list[str] | None = None) -> None:
     mode, target, *args = sys.argv[1:] if argv is None else argv
     _die_with_launcher()
     try:
-        _install_backend()
-        # torch and dynamo are imported now and live as long as the rank: take their millions of objects out
-        # of the collector's sight, so neither the user's collections nor the exit walk them (an exit took
-        # 1.7 s instead of 0.25 s here, and a failed rank's exit delays the whole job's teardown).
-        gc.freeze()
+        accelerator = install_backend()
+        bridge_deepspeed(accelerator)
+        # torch and dynamo live as long as the rank: once imported, take their millions of objects out of the
+        # collector's sight, so neither the user's collections nor the exit walk them (an exit took 1.7 s
+        # instead of 0.25 s here, and a failed rank's exit delays the whole job's teardown).
+        after_import("torch", _freeze)
+        after_import("torch._dynamo", _freeze)
         _run(mode, target, args)
     except KeyboardInterrupt:
         # The launcher forwards Ctrl-C to every rank: end as SIGINT would, without a traceback per rank.
@@ -44,17 +50,34 @@ def main(argv: list[str] | None = None) -> None:
     return None
 
 
+def _freeze(_module: ModuleType) -> None:
+    gc.freeze()
+
+
 def _run(mode: str, target: str, args: list[str]) -> None:
     if mode == "exec":
         os.execvp(target, [target, *args])
+    sys.argv = [target, *args]
     if mode == "module":
-        sys.argv = [target, *args]
+        _put_first_on_path(os.getcwd())
         runpy.run_module(target, run_name="__main__", alter_sys=True)
         return
     script = os.path.abspath(target)
-    sys.argv = [target, *args]
-    sys.path[0] = os.path.dirname(script)
+    _put_first_on_path(os.path.dirname(script))
     runpy.run_path(script, run_name="__main__")
+
+
+def _put_first_on_path(folder: str) -> None:
+    """sys.path[0] as python gives it to a script or module; where the user's folder holds a module named
+    like one of ours, forget ours, so the user's own imports get theirs (ours keep working in the hooks)."""
+    sys.path.insert(0, folder)
+    for name in _OUR_PACKAGES:
+        spec = importlib.machinery.PathFinder.find_spec(name, [folder])
+        ours = sys.modules.get(name)
+        if spec is None or ours is None or spec.origin == getattr(ours, "__file__", None):
+            continue
+        for loaded in [key for key in sys.modules if key == name or key.startswith(name + ".")]:
+            del sys.modules[loaded]
 
 
 def _die_with_launcher() -> None:
@@ -73,36 +96,6 @@ def _die_with_launcher() -> None:
 def _terminate_process_group(signum: int, _frame: object) -> None:
     signal.signal(signum, signal.SIG_DFL)
     os.killpg(os.getpgrp(), signum)
-
-
-def _install_backend() -> None:
-    from accelerators import UnsupportedBackendError, get_accelerator
-
-    backend = os.environ.get("ACCEL_COMPILE_BACKEND", "")
-    try:
-        accelerator = get_accelerator()
-        accelerator.set_compile_backend(backend)
-    except UnsupportedBackendError as exc:
-        _fail_validation(str(exc.with_source(os.environ.get(SOURCE_VAR, "ACCEL_COMPILE_BACKEND"))))
-    except ValueError as exc:
-        _fail_validation(str(exc))
-    import torch.compiler
-
-    if hasattr(torch.compiler, "set_default_backend"):
-        torch.compiler.set_default_backend(accelerator.resolved_compile_backend())
-
-
-def _fail_validation(message: str) -> NoReturn:
-    """Hand the one-line reason to the launcher through the engine's error file, which prints it once."""
-    rank = os.environ.get("RANK", "?")
-    line = f"rank {rank} on {socket.gethostname()} {REFUSAL_PHRASE}: {message}"
-    error_file = os.environ.get("TORCHELASTIC_ERROR_FILE")
-    if error_file:
-        with open(error_file, "w", encoding="utf-8") as handle:
-            json.dump({"message": line, "timestamp": int(time.time())}, handle)
-    else:
-        print(f"accel-launch: {line}", file=sys.stderr, flush=True)
-    sys.exit(VALIDATION_STATUS)
 
 
 if __name__ == "__main__":

@@ -6,21 +6,26 @@ or enable backends, the Python environment, and the code that filters the list. 
 a new key and thus a new file. The check in every rank stays authoritative (CONTRACT.md section 2).
 
 Files live in `$XDG_CACHE_HOME/accel-launch/` (default `~/.cache/accel-launch/`), are written atomically
-with mode 0600, and one that cannot be read or parsed is ignored and rebuilt. `ACCEL_LAUNCH_NO_CACHE=1`
-turns the cache off.
+with mode 0600, and one that is not a small regular file of the expected shape is ignored and rebuilt.
+A missing list is computed once per node: the launcher and the ranks of a node that find no file take a
+lock, and the first one walks dynamo's registry for the others. `ACCEL_LAUNCH_NO_CACHE=1` turns the cache
+off (then every process walks the registry itself).
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import importlib.metadata
 import importlib.util
 import json
 import logging
 import os
+import stat
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 from accelerators import backend_requirements, backends
@@ -28,6 +33,7 @@ from accelerators.backend_requirements import PACKAGE_NEEDED, package_installed
 
 __all__ = [
     "NO_CACHE_VAR",
+    "backends_for",
     "cache_enabled",
     "cache_dir",
     "cache_file",
@@ -40,6 +46,7 @@ logger = logging.getLogger(__name__)
 
 NO_CACHE_VAR = "ACCEL_LAUNCH_NO_CACHE"
 _FORMAT = 1
+_MAX_FILE_BYTES = 1 << 20
 # Packages that register backends when imported, or without which a listed backend is refused.
 _VENDOR_PACKAGES = ("habana_frameworks", "torch_npu", *sorted(set(PACKAGE_NEEDED.values())))
 # Distribution names of those packages where they differ from the import name.
@@ -48,6 +55,29 @@ _DISTRIBUTIONS = {
     "tvm": ("apache-tvm", "tvm"),
     "onnxruntime": ("onnxruntime", "onnxruntime-gpu", "onnxruntime-openvino"),
 }
+
+
+def backends_for(
+    accelerator: str,
+    torch_build: Mapping[str, object] | None,
+    environ: Mapping[str, str],
+    compute: Callable[[], tuple[str, ...]],
+) -> tuple[str, ...]:
+    """The backend list of `accelerator` from this node's cache, else `compute()`d once for the node and stored."""
+    if not cache_enabled(environ):
+        return compute()
+    key = cache_key(accelerator, torch_build)
+    path = cache_file(cache_dir(environ), key)
+    cached = load_backends(path, key)
+    if cached is not None:
+        return cached
+    with _node_lock(path):
+        cached = load_backends(path, key)  # another process of this node may have just written it
+        if cached is not None:
+            return cached
+        names = compute()
+        store_backends(path, key, names)
+        return names
 
 
 def cache_enabled(environ: Mapping[str, str]) -> bool:
@@ -90,17 +120,18 @@ def cache_file(directory: Path, key: Mapping[str, object]) -> Path:
 
 
 def load_backends(path: Path, key: Mapping[str, object]) -> tuple[str, ...] | None:
-    """The cached backend list for `key`, or None when the file is missing, unreadable, corrupt or for another key."""
+    """The cached backend list for `key`; None when the file is missing, not a small regular file, corrupt,
+    of another shape (an empty list included: every device runs at least `eager`) or for another key."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        data = json.loads(_read_regular_file(path))
+    except (OSError, ValueError, RecursionError) as exc:
         if not isinstance(exc, FileNotFoundError):
-            logger.debug("ignoring the unreadable backend cache %s: %s", path, exc)
+            logger.debug("ignoring the unusable backend cache %s: %s", path, exc)
         return None
     if not isinstance(data, dict) or data.get("key") != json.loads(json.dumps(key)):
         return None
     names = data.get("supported_backends")
-    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+    if not isinstance(names, list) or not names or not all(isinstance(name, str) for name in names):
         return None
     return tuple(names)
 
@@ -120,6 +151,33 @@ def store_backends(path: Path, key: Mapping[str, object], names: tuple[str, ...]
             raise
     except OSError as exc:
         logger.debug("could not write the backend cache %s: %s", path, exc)
+
+
+def _read_regular_file(path: Path) -> str:
+    """The text of `path`, opened without blocking; ValueError for a FIFO, device or oversized file."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_FILE_BYTES:
+            raise ValueError("not a small regular file")
+        return handle.read(_MAX_FILE_BYTES + 1).decode("utf-8")
+
+
+@contextmanager
+def _node_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock beside `path` (none when it cannot be made: then each process computes)."""
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT | os.O_NONBLOCK, 0o600)
+    except OSError as exc:
+        logger.debug("no lock for the backend cache %s: %s", path, exc)
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _package_version(package: str) -> str | None:

@@ -19,9 +19,9 @@ DEFAULT_MASTER_PORT = 29500
 
 
 def rank_command(config: JobConfig) -> list[str]:
-    """The argv each rank runs: the bootstrap, then the user's program."""
+    """The argv each rank runs: the bootstrap (`-P`: not found in the user's folder), then the user's program."""
     program = config.program
-    return [sys.executable, "-m", "launcher.bootstrap", program.mode, program.target, *program.args]
+    return [sys.executable, "-P", "-m", "launcher.bootstrap", program.mode, program.target, *program.args]
 
 
 def rendezvous(config: JobConfig) -> tuple[str, str, dict[str, object]]:

@@ -14,6 +14,7 @@ import pytest
 
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 RECORD_RANK = SCRIPTS / "record_rank.py"
+ACCEL_LAUNCH = str(Path(sys.executable).with_name("accel-launch"))
 
 
 @dataclass
@@ -45,15 +46,17 @@ def clean_environ(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 
 @pytest.fixture
 def launch(tmp_path: Path) -> Launcher:
-    """Run `python -m launcher ARGS` in `cwd` (default: a fresh temp dir) and return the Launch."""
+    """Run `python -m launcher ARGS` (or the `accel-launch` console script, which a user types) in `cwd`
+    (default: a fresh temp dir) and return the Launch."""
 
     def run(args: Sequence[str], env: Mapping[str, str] | None = None, cwd: Path | None = None,
-            timeout: float = 90) -> Launch:
+            timeout: float = 90, console_script: bool = False) -> Launch:
         record_dir = tmp_path / "records"
         record_dir.mkdir(exist_ok=True)
         environ = clean_environ({"RECORD_DIR": str(record_dir), **(env or {})})
         work = cwd or tmp_path
-        done = subprocess.run([sys.executable, "-m", "launcher", *args], cwd=work, env=environ,
+        program = [ACCEL_LAUNCH] if console_script else [sys.executable, "-m", "launcher"]
+        done = subprocess.run([*program, *args], cwd=work, env=environ,
                               capture_output=True, text=True, timeout=timeout)
         return Launch(done.returncode, done.stdout, done.stderr, record_dir)
 

@@ -69,7 +69,7 @@ def test_the_example_reads_its_backend_from_the_ds_config_it_is_given(launch: La
     result = launch(["--dry-run", str(REPO / "examples/train.py"), "--deepspeed_config",
                      str(REPO / "examples/ds_config.json")])
     assert result.returncode == 0, result.stderr
-    assert f"inductor (from ds_config {REPO / 'examples/ds_config.json'})" in result.stdout
+    assert f"aot_eager (from ds_config {REPO / 'examples/ds_config.json'})" in result.stdout
 
 
 def test_the_bootstrap_does_not_import_click() -> None:

@@ -1,0 +1,37 @@
+"""Real DeepSpeed on CPU: skipped only where it is not installed (the test extra installs it).
+
+DeepSpeed's CPU communication builds one C++ op (deepspeed_shm_comm) with ninja the first time a rank
+calls `deepspeed.initialize` (about a minute on 2 cores). It is built once per machine, before the first
+launch, into torch's own extensions cache (TORCH_EXTENSIONS_DIR, else ~/.cache/torch_extensions: the tests'
+private XDG_CACHE_HOME must not make every run build it again); later runs load it in milliseconds.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("deepspeed", reason="DeepSpeed is not installed (pip install -e '.[test]' installs it)")
+
+BUILD_SHM_OP = (
+    "from deepspeed.accelerator import get_accelerator\n"
+    "builder = get_accelerator().create_op_builder('ShareMemCommBuilder')\n"
+    "builder is None or builder.load()\n"
+)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def deepspeed_ops_built() -> Iterator[None]:
+    """Point every launch at one extensions cache and build DeepSpeed's CPU op there once."""
+    previous = os.environ.get("TORCH_EXTENSIONS_DIR")
+    folder = previous or str(Path.home() / ".cache" / "torch_extensions")
+    os.environ["TORCH_EXTENSIONS_DIR"] = folder
+    subprocess.run([sys.executable, "-c", BUILD_SHM_OP], check=True, capture_output=True, timeout=900)
+    yield
+    if previous is None:
+        os.environ.pop("TORCH_EXTENSIONS_DIR", None)
