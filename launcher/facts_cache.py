@@ -23,7 +23,6 @@ import logging
 import os
 import stat
 import sys
-import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -138,6 +137,8 @@ def load_backends(path: Path, key: Mapping[str, object]) -> tuple[str, ...] | No
 
 def store_backends(path: Path, key: Mapping[str, object], names: tuple[str, ...]) -> None:
     """Write the list atomically (temp file, then rename) with mode 0600; a failure only costs the next run."""
+    import tempfile  # only the node's first process needs it: keep it out of every rank's start
+
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd, temp = tempfile.mkstemp(prefix=".backends-", suffix=".tmp", dir=path.parent)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sys
 import time
 from dataclasses import asdict
@@ -63,6 +62,8 @@ def _make_default(accelerator: Accelerator, source: str) -> None:
 
 def refuse(message: str) -> NoReturn:
     """Hand the one-line reason to the launcher through the engine's error file, which prints it once; exit 2."""
+    import socket
+
     rank = os.environ.get("RANK", "?")
     line = f"rank {rank} on {socket.gethostname()} {REFUSAL_PHRASE}: {message}"
     error_file = os.environ.get("TORCHELASTIC_ERROR_FILE")
