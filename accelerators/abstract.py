@@ -6,13 +6,16 @@ import importlib
 import logging
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from accelerators import backends
 from accelerators.backend_requirements import package_installed
 from accelerators.errors import UnsupportedBackendError
 from accelerators.explain import explain_unsupported, is_import_path
 from accelerators.import_path import ImportPathError, resolve_import_path
+
+if TYPE_CHECKING:
+    from accelerators.torch_build import TorchBuild
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +40,10 @@ class Accelerator:
     default_compile_backend: ClassVar[str]
     communication_backend: ClassVar[str]
     visible_devices_env: ClassVar[str | None] = None
+    # The vendor package that brings this device (and registers its backends), if it is not torch itself.
+    package: ClassVar[str | None] = None
+    # Dynamo backends that run on this device only: refused on every other one.
+    exclusive_backends: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self) -> None:
         self._compile_backend: Backend = self.default_compile_backend
@@ -54,9 +61,17 @@ class Accelerator:
         raise NotImplementedError
 
     @classmethod
+    def ruled_out(cls, build: TorchBuild) -> bool:
+        """True when this device is certainly unavailable, judged from torch's files and the installed packages
+        without importing torch; False when only importing torch can tell."""
+        return cls.package is not None and not package_installed(cls.package)
+
+    @classmethod
     def unavailable_reason(cls) -> str:
         """Why `is_available()` is False, in a few words."""
-        return "no devices found"
+        if cls.package is not None and not package_installed(cls.package):
+            return f"the package '{cls.package}' is not installed"
+        return f"no {cls.name.upper()} devices found"
 
     @classmethod
     def max_ranks_per_node(cls) -> int | None:

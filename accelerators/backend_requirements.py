@@ -1,20 +1,13 @@
 """What a dynamo backend needs beyond being registered: a device, or a package.
 
-A static table, free of torch, so that the launcher and `explain_unsupported` can use it without
-importing torch. `requirement_problem` is the one place that applies it.
+Free of torch, so that the launcher and `explain_unsupported` can use it without importing torch.
+The devices come from each accelerator's `exclusive_backends`; the packages from the table below.
+`requirement_problem` is the one place that applies both.
 """
 
 from __future__ import annotations
 
 import importlib.util
-
-# Backends that only run on the named devices.
-DEVICE_ONLY: dict[str, tuple[str, ...]] = {
-    "cudagraphs": ("cuda",),
-    "hpu_backend": ("hpu",),
-    # torch_npu registers its torchair backend under the name "npu".
-    "npu": ("npu",),
-}
 
 # Backends that dynamo lists even when the package that implements them is not installed.
 PACKAGE_NEEDED: dict[str, str] = {
@@ -44,14 +37,21 @@ def package_installed(package: str) -> bool:
         return False
 
 
+def exclusive_devices(backend: str) -> tuple[str, ...]:
+    """The accelerators that claim `backend` as theirs alone; empty when any device may run it."""
+    from accelerators import registry  # at call time: the registry's classes import this module
+
+    return tuple(cls.name for cls in registry.ACCELERATORS if backend in cls.exclusive_backends)
+
+
 def requirement_problem(name: str, device: str) -> str | None:
     """Why backend `name` cannot run on `device`, or None when nothing stands in its way."""
     if name.endswith(TESTING_ONLY_SUFFIX):
         return "a testing-only backend of dynamo"
     if name in MINIFIER_BACKENDS:
         return "a minifier backend for debugging dynamo, not for running models"
-    devices = DEVICE_ONLY.get(name)
-    if devices is not None and device not in devices:
+    devices = exclusive_devices(name)
+    if devices and device not in devices:
         return f"runs only on {', '.join(devices)}"
     package = PACKAGE_NEEDED.get(name)
     if package is not None and not package_installed(package):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from accelerators.abstract import Accelerator
+from accelerators.torch_build import TorchBuild
 
 
 class CUDAAccelerator(Accelerator):
@@ -13,6 +14,12 @@ class CUDAAccelerator(Accelerator):
     communication_backend = "nccl"
     # ROCm honours CUDA_VISIBLE_DEVICES as well as its own HIP_VISIBLE_DEVICES.
     visible_devices_env = "CUDA_VISIBLE_DEVICES"
+    exclusive_backends = ("cudagraphs",)
+
+    @classmethod
+    def ruled_out(cls, build: TorchBuild) -> bool:
+        """A torch built with neither CUDA nor ROCm, and without their libraries."""
+        return build.built_without("cuda", "hip")
 
     @classmethod
     def is_available(cls) -> bool:

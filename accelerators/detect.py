@@ -7,13 +7,16 @@ import logging
 import os
 from collections.abc import Mapping
 
+from accelerators import registry
 from accelerators.abstract import Accelerator
 from accelerators.errors import AcceleratorUnavailableError
-from accelerators.registry import ACCELERATORS, accelerator_class
+from accelerators.registry import accelerator_class
+from accelerators.torch_build import TorchBuild
 
 log = logging.getLogger(__name__)
 
 OVERRIDE_ENV = "ACCEL_ACCELERATOR"
+FALLBACK = "fallback: no accelerator found"
 
 
 def detect_accelerator(environ: Mapping[str, str]) -> tuple[type[Accelerator], str]:
@@ -27,11 +30,25 @@ def detect_accelerator(environ: Mapping[str, str]) -> tuple[type[Accelerator], s
         if not cls.is_available():
             raise AcceleratorUnavailableError(override, cls.unavailable_reason())
         return cls, f"{OVERRIDE_ENV}={override}"
-    for cls in ACCELERATORS[:-1]:
+    *devices, last = registry.ACCELERATORS
+    for cls in devices:
         if cls.is_available():
             count = cls.device_count()
             return cls, f"detected: {cls.name} available, {count} device{'s' if count != 1 else ''}"
-    return ACCELERATORS[-1], "fallback: no accelerator found"
+    return last, FALLBACK
+
+
+def detect_from_build(environ: Mapping[str, str], build: TorchBuild | None) -> tuple[type[Accelerator], str] | None:
+    """What detect_accelerator would answer, when torch's files alone settle it: every device ruled out.
+
+    None means only importing torch can tell. An ACCEL_ACCELERATOR override is left to detect_accelerator.
+    """
+    if environ.get(OVERRIDE_ENV, "").strip() or build is None:
+        return None
+    *devices, last = registry.ACCELERATORS
+    if all(cls.ruled_out(build) for cls in devices):
+        return last, FALLBACK
+    return None
 
 
 @functools.cache

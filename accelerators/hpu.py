@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 from accelerators.abstract import Accelerator, import_if_installed
-from accelerators.backend_requirements import package_installed
-
-_PACKAGE = "habana_frameworks"
 
 
 class HPUAccelerator(Accelerator):
@@ -14,6 +11,8 @@ class HPUAccelerator(Accelerator):
     name = "hpu"
     default_compile_backend = "hpu_backend"
     communication_backend = "hccl"
+    package = "habana_frameworks"
+    exclusive_backends = ("hpu_backend",)
     visible_devices_env = "HABANA_VISIBLE_MODULES"
 
     @classmethod
@@ -24,12 +23,5 @@ class HPUAccelerator(Accelerator):
     @classmethod
     def device_count(cls) -> int:
         """The number of HPUs, zero without habana_frameworks (importing it registers 'hpu_backend')."""
-        hpu = import_if_installed(_PACKAGE, "habana_frameworks.torch.hpu")
+        hpu = import_if_installed(cls.package, "habana_frameworks.torch.hpu")
         return hpu.device_count() if hpu is not None and hpu.is_available() else 0
-
-    @classmethod
-    def unavailable_reason(cls) -> str:
-        """The package missing, or no devices."""
-        if not package_installed(_PACKAGE):
-            return f"the package '{_PACKAGE}' is not installed"
-        return "no HPU devices found"

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import sys
+
 from accelerators.abstract import Accelerator
+from accelerators.torch_build import TorchBuild
 
 
 class MPSAccelerator(Accelerator):
@@ -12,6 +15,11 @@ class MPSAccelerator(Accelerator):
     default_compile_backend = "inductor"
     communication_backend = "gloo"
     visible_devices_env = None
+
+    @classmethod
+    def ruled_out(cls, build: TorchBuild) -> bool:
+        """Anything but macOS."""
+        return sys.platform != "darwin"
 
     @classmethod
     def is_available(cls) -> bool:

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 from accelerators.abstract import Accelerator, import_if_installed
-from accelerators.backend_requirements import package_installed
-
-_PACKAGE = "torch_npu"
 
 
 class NPUAccelerator(Accelerator):
@@ -14,6 +11,8 @@ class NPUAccelerator(Accelerator):
     name = "npu"
     default_compile_backend = "npu"
     communication_backend = "hccl"
+    package = "torch_npu"
+    exclusive_backends = ("npu",)
     visible_devices_env = "ASCEND_RT_VISIBLE_DEVICES"
 
     @classmethod
@@ -24,15 +23,8 @@ class NPUAccelerator(Accelerator):
     @classmethod
     def device_count(cls) -> int:
         """The number of NPUs, zero without torch_npu (importing it adds torch.npu and the 'npu' backend)."""
-        if import_if_installed(_PACKAGE, _PACKAGE) is None:
+        if import_if_installed(cls.package, cls.package) is None:
             return 0
         import torch
 
         return torch.npu.device_count() if torch.npu.is_available() else 0
-
-    @classmethod
-    def unavailable_reason(cls) -> str:
-        """The package missing, or no devices."""
-        if not package_installed(_PACKAGE):
-            return f"the package '{_PACKAGE}' is not installed"
-        return "no NPU devices found"

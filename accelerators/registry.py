@@ -21,17 +21,16 @@ ACCELERATORS: tuple[type[Accelerator], ...] = (
     CPUAccelerator,
 )
 
-_BY_NAME: dict[str, type[Accelerator]] = {cls.name: cls for cls in ACCELERATORS}
 
 
 def known_accelerators() -> tuple[str, ...]:
     """The accelerator names, in detection order."""
-    return tuple(_BY_NAME)
+    return tuple(cls.name for cls in ACCELERATORS)
 
 
 def accelerator_class(name: str) -> type[Accelerator]:
     """The accelerator class called `name`; UnknownAcceleratorError listing the known names otherwise."""
-    try:
-        return _BY_NAME[name]
-    except KeyError:
-        raise UnknownAcceleratorError(name, known_accelerators()) from None
+    for cls in ACCELERATORS:
+        if cls.name == name:
+            return cls
+    raise UnknownAcceleratorError(name, known_accelerators())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from accelerators.abstract import Accelerator
+from accelerators.torch_build import TorchBuild
 
 
 class XPUAccelerator(Accelerator):
@@ -12,6 +13,11 @@ class XPUAccelerator(Accelerator):
     default_compile_backend = "inductor"
     communication_backend = "xccl"
     visible_devices_env = "ZE_AFFINITY_MASK"
+
+    @classmethod
+    def ruled_out(cls, build: TorchBuild) -> bool:
+        """A torch built without XPU, and without its libraries."""
+        return build.built_without("xpu")
 
     @classmethod
     def is_available(cls) -> bool:

@@ -57,14 +57,14 @@ def launch(contender: str, ranks: int, args: Sequence[str], stamps: Path) -> tup
                   "LOCAL_WORLD_SIZE": str(ranks), "GROUP_RANK": "0"}
         processes = [subprocess.Popen([str(BIN / "python"), *program], env={**shared, "RANK": str(rank),
                                       "LOCAL_RANK": str(rank)}, stdout=subprocess.DEVNULL) for rank in range(ranks)]
-        statuses = [process.wait() for process in processes]
-        status = max(statuses)
+        status, errors = max(process.wait() for process in processes), ""
     else:
         launcher = [str(BIN / "torchrun"), "--standalone"] if contender == "torchrun" else [str(BIN / "accel-launch")]
-        status = subprocess.run([*launcher, "--nproc-per-node", str(ranks), *program], env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False).returncode
+        done = subprocess.run([*launcher, "--nproc-per-node", str(ranks), *program], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
+        status, errors = done.returncode, done.stderr
     end = time.time()
-    check_status([contender, *program], status, 0, "")
+    check_status([contender, *program], status, 0, errors)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return start, end, cpu

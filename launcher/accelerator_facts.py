@@ -3,7 +3,7 @@
 The launcher never needs an Accelerator object of its own: only these facts, so that how they are
 obtained (and cached) can change behind one function. Where it can be done soundly they are obtained
 without importing torch: the accelerator is decided from torch's files when they rule every device out
-(`torch_probe`), and the backend list comes from a cache keyed by what is installed (`facts_cache`).
+(`detect_from_build`), and the backend list comes from a cache keyed by what is installed (`facts_cache`).
 Otherwise torch decides, as it does in every rank, whose check stays authoritative.
 """
 
@@ -13,14 +13,11 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
 from accelerators import Accelerator, detect_accelerator
-from accelerators.detect import OVERRIDE_ENV
-from accelerators.registry import ACCELERATORS
-from launcher import facts_cache, torch_probe
+from accelerators.detect import detect_from_build
+from accelerators.torch_build import TorchBuild, torch_build
+from launcher import facts_cache
 
-__all__ = ["AcceleratorFacts", "accelerator_facts", "detect_without_torch"]
-
-# What detect_accelerator says when it falls back to the last accelerator (cpu).
-_FALLBACK = "fallback: no accelerator found"
+__all__ = ["AcceleratorFacts", "accelerator_facts"]
 
 
 @dataclass(frozen=True)
@@ -39,8 +36,8 @@ class AcceleratorFacts:
 
 def accelerator_facts(environ: Mapping[str, str]) -> AcceleratorFacts:
     """Detect the accelerator for `environ` (ACCEL_ACCELERATOR included) and list its backends."""
-    build = torch_probe.torch_build()
-    found = detect_without_torch(environ, build)
+    build = torch_build()
+    found = detect_from_build(environ, build)
     accelerator_cls, detected_by = found if found is not None else detect_accelerator(environ)
     accelerator = accelerator_cls()
     return AcceleratorFacts(
@@ -55,24 +52,8 @@ def accelerator_facts(environ: Mapping[str, str]) -> AcceleratorFacts:
     )
 
 
-def detect_without_torch(
-    environ: Mapping[str, str], build: torch_probe.TorchBuild | None
-) -> tuple[type[Accelerator], str] | None:
-    """What detect_accelerator would answer, when torch's files alone settle it: every device ruled out.
-
-    None means only importing torch can tell. An ACCEL_ACCELERATOR override is left to detect_accelerator,
-    which needs no torch for cpu.
-    """
-    if environ.get(OVERRIDE_ENV, "").strip() or build is None:
-        return None
-    *devices, last = ACCELERATORS
-    if all(torch_probe.ruled_out(cls.name, build) for cls in devices):
-        return last, _FALLBACK
-    return None
-
-
 def _supported_backends(
-    accelerator: Accelerator, environ: Mapping[str, str], build: torch_probe.TorchBuild | None
+    accelerator: Accelerator, environ: Mapping[str, str], build: TorchBuild | None
 ) -> tuple[str, ...]:
     return facts_cache.backends_for(
         accelerator.name, asdict(build) if build is not None else None, environ, accelerator.supported_compile_backends

@@ -18,6 +18,7 @@ import fcntl
 import hashlib
 import importlib.metadata
 import importlib.util
+import inspect
 import json
 import logging
 import os
@@ -27,7 +28,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from accelerators import backend_requirements, backends
+from accelerators import backend_requirements, backends, registry
 from accelerators.backend_requirements import PACKAGE_NEEDED, package_installed
 
 __all__ = [
@@ -46,14 +47,6 @@ logger = logging.getLogger(__name__)
 NO_CACHE_VAR = "ACCEL_LAUNCH_NO_CACHE"
 _FORMAT = 1
 _MAX_FILE_BYTES = 1 << 20
-# Packages that register backends when imported, or without which a listed backend is refused.
-_VENDOR_PACKAGES = ("habana_frameworks", "torch_npu", *sorted(set(PACKAGE_NEEDED.values())))
-# Distribution names of those packages where they differ from the import name.
-_DISTRIBUTIONS = {
-    "habana_frameworks": ("habana-torch-plugin",),
-    "tvm": ("apache-tvm", "tvm"),
-    "onnxruntime": ("onnxruntime", "onnxruntime-gpu", "onnxruntime-openvino"),
-}
 
 
 def backends_for(
@@ -107,7 +100,7 @@ def cache_key(accelerator: str, torch_build: Mapping[str, object] | None) -> dic
         "torch": torch_version,
         "torch_build": dict(torch_build) if torch_build is not None else None,
         "entry_points": sorted([ep.name, ep.value] for ep in entry_points),
-        "packages": {name: _package_version(name) for name in _VENDOR_PACKAGES},
+        "packages": {name: _package_version(name) for name in _vendor_packages()},
         "code": _code_digest(),
     }
 
@@ -181,11 +174,17 @@ def _node_lock(path: Path) -> Iterator[None]:
         os.close(fd)
 
 
+def _vendor_packages() -> list[str]:
+    """Packages that bring a device and its backends, or without which a listed backend is refused."""
+    devices = (cls.package for cls in registry.ACCELERATORS if cls.package is not None)
+    return sorted({*devices, *PACKAGE_NEEDED.values()})
+
+
 def _package_version(package: str) -> str | None:
     """The installed version of `package` (None when absent; its location when it has no metadata)."""
     if not package_installed(package):
         return None
-    for distribution in _DISTRIBUTIONS.get(package, (package,)):
+    for distribution in importlib.metadata.packages_distributions().get(package, [package]):
         try:
             return importlib.metadata.version(distribution)
         except importlib.metadata.PackageNotFoundError:
@@ -199,8 +198,10 @@ def _package_version(package: str) -> str | None:
 
 
 def _code_digest() -> str:
-    """A digest of the modules that turn the registry into the supported list: editing them invalidates."""
+    """A digest of the code that turns the registry into the supported list (the filters, and each accelerator's
+    file with its exclusive backends): editing any of it invalidates."""
     digest = hashlib.sha256()
-    for module in (backends, backend_requirements):
-        digest.update(Path(module.__file__).read_bytes())
+    files = [backends.__file__, backend_requirements.__file__, *(inspect.getfile(cls) for cls in registry.ACCELERATORS)]
+    for path in files:
+        digest.update(Path(path).read_bytes())
     return digest.hexdigest()[:16]

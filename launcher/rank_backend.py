@@ -18,7 +18,8 @@ from typing import NoReturn
 
 from accelerators import Accelerator, UnsupportedBackendError, explain_unsupported, get_accelerator, is_import_path
 from accelerators.backends import runnable_backends
-from launcher import facts_cache, torch_probe
+from accelerators.torch_build import torch_build
+from launcher import facts_cache
 from launcher.after_import import after_import
 from launcher.failure import REFUSAL_PHRASE, VALIDATION_STATUS
 from launcher.rank_env import SOURCE_VAR
@@ -33,7 +34,7 @@ def install_backend() -> Accelerator:
     source = os.environ.get(SOURCE_VAR, ENV_VAR)
     try:
         accelerator = get_accelerator()
-        build = torch_probe.torch_build()
+        build = torch_build()
         accelerator.assume_supported_backends(facts_cache.backends_for(
             accelerator.name, asdict(build) if build is not None else None, os.environ,
             accelerator.supported_compile_backends,

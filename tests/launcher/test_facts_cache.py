@@ -13,8 +13,12 @@ from pathlib import Path
 import pytest
 
 from accelerators import backends, detect_accelerator
-from launcher import facts_cache, torch_probe
-from launcher.accelerator_facts import accelerator_facts, detect_without_torch
+from accelerators.cpu import CPUAccelerator
+from accelerators.cuda import CUDAAccelerator
+from accelerators.detect import detect_from_build
+from accelerators.torch_build import TorchBuild, torch_build
+from launcher import facts_cache
+from launcher.accelerator_facts import accelerator_facts
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -156,7 +160,7 @@ def test_the_launcher_refuses_a_backend_without_importing_torch(cache_env, tmp_p
 
 
 def test_torch_free_detection_agrees_with_the_real_one_here(cache_env):
-    found = detect_without_torch(cache_env, torch_probe.torch_build())
+    found = detect_from_build(cache_env, torch_build())
     if found is None:
         pytest.skip("this torch install cannot be judged from its files")
     cls, how = detect_accelerator(cache_env)
@@ -164,8 +168,7 @@ def test_torch_free_detection_agrees_with_the_real_one_here(cache_env):
 
 
 def test_an_accelerator_override_is_left_to_the_real_detection(cache_env):
-    build = torch_probe.torch_build()
-    assert detect_without_torch({**cache_env, "ACCEL_ACCELERATOR": "cpu"}, build) is None
+    assert detect_from_build({**cache_env, "ACCEL_ACCELERATOR": "cpu"}, torch_build()) is None
 
 
 @pytest.mark.parametrize(
@@ -179,9 +182,8 @@ def test_an_accelerator_override_is_left_to_the_real_detection(cache_env):
     ],
 )
 def test_cuda_is_ruled_out_only_when_torch_files_say_so(fields, libraries, ruled_out):
-    build = torch_probe.TorchBuild("/nowhere", fields, libraries)
-    assert torch_probe.ruled_out("cuda", build) is ruled_out
+    assert CUDAAccelerator.ruled_out(TorchBuild("/nowhere", fields, libraries)) is ruled_out
 
 
-def test_an_unknown_accelerator_is_never_ruled_out():
-    assert torch_probe.ruled_out("tpu", torch_probe.TorchBuild("/nowhere", {}, ())) is False
+def test_an_accelerator_without_a_package_or_build_rule_is_never_ruled_out():
+    assert CPUAccelerator.ruled_out(TorchBuild("/nowhere", {}, ())) is False

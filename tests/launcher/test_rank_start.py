@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from launcher import facts_cache, torch_probe
+from accelerators.torch_build import torch_build
+from launcher import facts_cache
 from tests.launcher.conftest import clean_environ
 
 # A user script that says whether dynamo was imported before it started, then compiles and reports the backend.
@@ -42,7 +43,7 @@ def run_bootstrap(script: Path, cache_home: Path, backend: str, extra: dict[str,
 
 def plant_cache(cache_home: Path, names: list[str]) -> Path:
     """Write the node's cache file for cpu, under the key of what is installed now."""
-    build = torch_probe.torch_build()
+    build = torch_build()
     key = facts_cache.cache_key("cpu", asdict(build) if build is not None else None)
     path = facts_cache.cache_file(facts_cache.cache_dir({"XDG_CACHE_HOME": str(cache_home)}), key)
     facts_cache.store_backends(path, key, tuple(names))

@@ -1,8 +1,9 @@
 """What the installed torch was built for, read from its files without importing it.
 
 Importing torch takes seconds; telling a CPU-only install apart from a CUDA, ROCm or XPU one takes a
-look at `torch/version.py` and `torch/lib`. The launcher uses this to rule accelerators out, never in:
-whatever these files cannot rule out is left to the real detection, which imports torch.
+look at `torch/version.py` and `torch/lib`. Each accelerator's `ruled_out(build)` uses this to rule
+itself out, never in: whatever these files cannot rule out is left to the real detection, which imports
+torch.
 """
 
 from __future__ import annotations
@@ -10,13 +11,10 @@ from __future__ import annotations
 import ast
 import importlib.util
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from accelerators.backend_requirements import package_installed
-
-__all__ = ["TorchBuild", "torch_build", "ruled_out"]
+__all__ = ["TorchBuild", "torch_build"]
 
 # Libraries that only a build for that device ships in torch/lib.
 _DEVICE_LIBRARIES = ("libtorch_cuda", "libc10_cuda", "libtorch_hip", "libc10_hip", "libtorch_xpu", "libc10_xpu")
@@ -51,21 +49,6 @@ def torch_build() -> TorchBuild | None:
         return None
     found = tuple(sorted(name for name in libraries if name.startswith(_DEVICE_LIBRARIES)))
     return TorchBuild(str(root), fields, found)
-
-
-def ruled_out(accelerator: str, build: TorchBuild) -> bool:
-    """True when `accelerator` is certainly unavailable here; False when only importing torch can tell."""
-    if accelerator == "cuda":
-        return build.built_without("cuda", "hip")
-    if accelerator == "xpu":
-        return build.built_without("xpu")
-    if accelerator == "mps":
-        return sys.platform != "darwin"
-    if accelerator == "hpu":
-        return not package_installed("habana_frameworks")
-    if accelerator == "npu":
-        return not package_installed("torch_npu")
-    return False  # an accelerator this module does not know: let the real detection decide
 
 
 def _constants(source: str) -> dict[str, object]:

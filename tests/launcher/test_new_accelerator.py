@@ -1,0 +1,75 @@
+"""A new device is one class and one registry line: detected, reported, and its backend rules applied by the
+launcher's fast check, with nothing to change in launcher/ (docs/ACCELERATORS.md, "Adding an accelerator")."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from accelerators import registry
+from accelerators.abstract import Accelerator
+from accelerators.detect import detect_accelerator, detect_from_build
+from accelerators.torch_build import torch_build
+from launcher.accelerator_facts import accelerator_facts
+from launcher.backend_check import check_backend
+from launcher.errors import BackendRefusedError
+from launcher.report import report_rows
+from launcher.resolve import ResolvedBackend
+
+EXCLUSIVE = "fakedev_graphs"
+
+
+class FakeDevAccelerator(Accelerator):
+    """A device that exists only in this test: two of them, and one backend no other device may run."""
+
+    name = "fakedev"
+    default_compile_backend = "eager"
+    communication_backend = "gloo"
+    visible_devices_env = "FAKEDEV_VISIBLE_DEVICES"
+    exclusive_backends = (EXCLUSIVE,)
+
+    @classmethod
+    def is_available(cls) -> bool:
+        return True
+
+    @classmethod
+    def device_count(cls) -> int:
+        return 2
+
+
+@pytest.fixture
+def fakedev(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[dict[str, str]]:
+    """The one registry line, first in detection order; its backend registered with dynamo; a private cache."""
+    import torch._dynamo
+
+    if EXCLUSIVE not in torch._dynamo.list_backends(exclude_tags=()):
+        torch._dynamo.register_backend(compiler_fn=lambda gm, example_inputs: gm.forward, name=EXCLUSIVE)
+    monkeypatch.setattr(registry, "ACCELERATORS", (FakeDevAccelerator, *registry.ACCELERATORS))
+    yield {"XDG_CACHE_HOME": str(tmp_path)}
+
+
+def test_the_new_device_is_detected_first_and_known_by_name(fakedev) -> None:
+    assert detect_accelerator(fakedev) == (FakeDevAccelerator, "detected: fakedev available, 2 devices")
+    assert registry.accelerator_class("fakedev") is FakeDevAccelerator
+    assert "fakedev" in registry.known_accelerators()
+    assert detect_from_build(fakedev, torch_build()) is None  # never ruled out: the fast path cannot answer cpu
+
+
+def test_the_launcher_sees_its_facts_and_applies_its_backend_rules(fakedev) -> None:
+    facts = accelerator_facts(fakedev)
+    assert (facts.name, facts.device_count, facts.default_backend) == ("fakedev", 2, "eager")
+    assert EXCLUSIVE in facts.supported_backends
+    check_backend(ResolvedBackend(EXCLUSIVE, "--compile-backend", EXCLUSIVE), facts)
+    on_cpu = accelerator_facts({**fakedev, "ACCEL_ACCELERATOR": "cpu"})
+    assert EXCLUSIVE not in on_cpu.supported_backends
+    with pytest.raises(BackendRefusedError, match=f"'{EXCLUSIVE}' .*runs only on fakedev"):
+        check_backend(ResolvedBackend(EXCLUSIVE, "--compile-backend", EXCLUSIVE), on_cpu)
+
+
+def test_the_report_lists_the_new_device(fakedev, tmp_path: Path) -> None:
+    rows = dict(report_rows(fakedev, tmp_path, None, None, None))
+    assert rows["accelerator"] == "fakedev"
+    assert rows["device count"] == "2"
+    assert rows["a launch here would use"] == "eager (from accelerator default)"
