@@ -129,7 +129,7 @@ def _log_root(config: JobConfig) -> Path:
 def _failed(exc, log_root: Path) -> JobOutcome:
     rank, failure = exc.get_first_failure()
     stderr_log = _stderr_log(log_root, failure.local_rank)
-    account = failure_from_engine(rank, failure.exitcode, failure.message, stderr_log)
+    account = failure_from_engine(rank, failure.exitcode, failure.error_file_data, stderr_log)
     return JobOutcome(exit_status(failure.exitcode), account.summary(), account)
 
 
