@@ -11,6 +11,7 @@ from accelerators import AcceleratorUnavailableError, UnknownAcceleratorError, a
 from launcher.accelerator_facts import AcceleratorFacts, accelerator_facts
 from launcher.backend_check import check_backend
 from launcher.config import JobConfig, Program
+from launcher.engine_options import EngineOptions
 from launcher.ds_config import find_ds_config
 from launcher.envfile import default_env_file, read_env_file
 from launcher.errors import AcceleratorChoiceError, ScriptNotFoundError, UsageError
@@ -47,6 +48,7 @@ class LaunchOptions:
     timeout: float | None = None
     extra_env: dict[str, str] = field(default_factory=dict)
     compile_backend_source: str | None = None
+    engine: EngineOptions = field(default_factory=EngineOptions)
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,7 @@ def prepare_job(options: LaunchOptions, environ: dict[str, str], cwd: Path) -> P
         grace_period=options.grace_period,
         timeout=options.timeout,
         log_dir=options.log_dir,
+        engine=options.engine,
         job_env={
             **{k: v for k, v in file_values.items() if k not in environ},
             **options.extra_env,

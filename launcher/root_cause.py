@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 __all__ = ["RootCause", "root_cause"]
 
+# What torch elastic reports when a rank left no error file.
+_NO_FILE = "<NONE>"
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>.+)$')
 
 
@@ -35,7 +37,7 @@ def root_cause(error_data: object) -> RootCause | None:
         return None
     message = error_data.get("message")
     if isinstance(message, str):
-        return RootCause(message) if message.strip() else None
+        return RootCause(message) if message.strip() and message != _NO_FILE else None
     if not isinstance(message, Mapping) or not isinstance(message.get("message"), str):
         return None
     extra = message.get("extraInfo")

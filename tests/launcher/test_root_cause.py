@@ -28,7 +28,7 @@ def test_a_recorded_exception_gives_its_type_message_and_the_frame_that_raised_i
     )
 
 
-@pytest.mark.parametrize("data", [{}, {"message": ""}, {"message": {"extraInfo": {}}}, [], "text"])
+@pytest.mark.parametrize("data", [{}, {"message": ""}, {"message": "<NONE>"}, {"message": {"extraInfo": {}}}, [], "text"])
 def test_an_error_file_without_an_exception_gives_no_root_cause(data: object) -> None:
     assert root_cause(data) is None
 
