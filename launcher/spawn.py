@@ -32,6 +32,8 @@ __all__ = ["JobOutcome", "run_job", "silence_engine_logs", "TIMEOUT_STATUS"]
 
 logger = logging.getLogger(__name__)
 TIMEOUT_STATUS = 124
+# torchrun's --rdzv-id default: nodes started by hand without an id still meet, as under torchrun.
+TORCHRUN_RUN_ID = "none"
 
 
 @dataclass(frozen=True)
@@ -112,7 +114,7 @@ def _elastic_config(config: JobConfig, log_root: Path):
         min_nodes=low,
         max_nodes=high,
         nproc_per_node=config.nproc_per_node,
-        run_id=config.rdzv_id or uuid.uuid4().hex,
+        run_id=config.rdzv_id or (uuid.uuid4().hex if engine.standalone else TORCHRUN_RUN_ID),
         role=engine.role,
         rdzv_backend=rdzv_backend,
         rdzv_endpoint=endpoint,
