@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from launcher.config import Program
-from launcher.dropin import MPI_RUNNERS, HostFlags, translate
+from launcher.dropin import ETCD_BACKENDS, MPI_RUNNERS, HostFlags, translate
 from launcher.errors import LaunchError
 from launcher.launch import LaunchOptions, check_ports, prepare_job
 from launcher.peer_flags import PEER_NAMES, both, peer_options
@@ -51,7 +51,7 @@ class OneLineCommand(click.Command):
 @click.option(*both("master-addr"), "master_addr", default="127.0.0.1", show_default=True,
               help="Address of the node that hosts the store.")
 @click.option(*both("master-port"), "master_port", type=int, help="Port of the store; default: a free port.")
-@click.option(*both("rdzv-backend"), "rdzv_backend", type=click.Choice(["c10d", "static"]), default="c10d",
+@click.option(*both("rdzv-backend"), "rdzv_backend", type=click.Choice(["c10d", "static", *ETCD_BACKENDS]), default="c10d",
               show_default=True, help="torch elastic rendezvous backend.")
 @click.option(*both("rdzv-endpoint"), "rdzv_endpoint", default="", metavar="HOST:PORT",
               help="Rendezvous endpoint for multi-node jobs.")

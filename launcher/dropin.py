@@ -12,10 +12,12 @@ from launcher.errors import FlagConflictError, RefusedFlagError, UsageError
 from launcher.local_slots import LOCALHOST, LocalSelection
 from launcher.peer_flags import REFUSED
 
-__all__ = ["HostFlags", "translate", "MPI_RUNNERS"]
+__all__ = ["HostFlags", "translate", "MPI_RUNNERS", "ETCD_BACKENDS"]
 
 # DeepSpeed's MPI runners that we do not drive; openmpi and slurm we do.
 MPI_RUNNERS = ("mvapich", "impi", "mpich")
+# torchrun's etcd rendezvous backends, which need an etcd server and its client package.
+ETCD_BACKENDS = ("etcd", "etcd-v2")
 _RDZV_DEFAULT_PORT = 29500
 # Engine options that a hostfile launch does not pass on to the node launchers.
 _ENGINE_FLAGS = {"rdzv_conf": "--rdzv-conf", "monitor_interval": "--monitor-interval", "role": "--role",
@@ -43,6 +45,9 @@ def translate(peers: Mapping[str, object], options: Mapping[str, object], hosts:
               given: set[str]) -> tuple[dict[str, object], bool]:
     """The LaunchOptions values for these flags, and whether this is a hostfile launch through a runner."""
     _refuse(peers, hosts, given)
+    if options["rdzv_backend"] in ETCD_BACKENDS:
+        raise RefusedFlagError(f"--rdzv-backend {options['rdzv_backend']}", "use c10d (the default), which needs "
+                               "no etcd server: --rdzv-endpoint HOST:PORT on every node")
     values = dict(options)
     _alias(values, peers, given, "shutdown_timeout", "grace_period", "--shutdown-timeout", "--grace-period")
     _alias(values, peers, given, "each_rank_log", "log_dir", "--enable_each_rank_log", "--log-dir")

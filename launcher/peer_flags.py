@@ -54,9 +54,9 @@ _OPTIONS = [
     click.option("--role", default="default", show_default=True, help="The workers' role (ROLE_NAME)."),
     click.option(*both("run-path"), "run_path", is_flag=True, help="Run SCRIPT by path (runpy.run_path), "
                  "as every script runs."),
-    click.option("--redirects", default="0", show_default=True, metavar="0-3|RANK:0-3,...",
+    click.option("-r", "--redirects", default="0", show_default=True, metavar="0-3|RANK:0-3,...",
                  help="Streams of ranks that go to log files only (1 out, 2 err, 3 both)."),
-    click.option("--tee", default="0", show_default=True, metavar="0-3|RANK:0-3,...",
+    click.option("-t", "--tee", default="0", show_default=True, metavar="0-3|RANK:0-3,...",
                  help="Streams of ranks that go to log files and the terminal."),
     click.option(*both("local-ranks-filter"), "local_ranks_filter", default="", metavar="R,R",
                  help="Only these local ranks' teed output on the terminal."),

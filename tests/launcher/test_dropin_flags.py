@@ -66,6 +66,8 @@ REFUSED = [
     (["--comment", "c"], "--comment is not supported here: pass it to srun yourself"),
     (["--account", "a"], "--account is not supported here: pass it to srun yourself"),
     (["--venv_script", "v.sh"], "--venv_script is not supported here"),
+    (["--rdzv-backend", "etcd"], "--rdzv-backend etcd is not supported here: use c10d (the default)"),
+    (["--rdzv_backend", "etcd-v2"], "--rdzv-backend etcd-v2 is not supported here"),
     (["--start-method", "fork"], "--start-method fork is not supported here: every rank is a fresh interpreter"),
     (["--start_method", "forkserver"], "--start-method forkserver is not supported here"),
     (["--launcher", "mvapich"], "--launcher mvapich is not supported here: use --launcher openmpi"),
@@ -89,6 +91,8 @@ REFUSED = [
     (["--monitor-interval", "0"], "invalid value for --monitor-interval: 0.0"),
     (["--redirects", "4"], "invalid value for --redirects: '4'"),
     (["--tee", "0:3,x"], "invalid value for --tee: '0:3,x'"),
+    (["-t", "5"], "invalid value for --tee: '5'"),
+    (["-r", "x"], "invalid value for --redirects: 'x'"),
     (["--local-ranks-filter", "a"], "invalid value for --local-ranks-filter: 'a'"),
     (["--role", " "], "invalid value for --role"),
     (["--signals-to-handle", "SIGFOO"], "invalid value for --signals-to-handle"),
@@ -202,3 +206,11 @@ def test_no_ssh_with_a_hostfile_starts_this_nodes_share_only(script: str, tmp_pa
 def test_pet_variables_set_flags_as_torchrun_reads_them(script: str) -> None:
     rows = plan([], script, {"PET_NPROC_PER_NODE": "3", "PET_STANDALONE": "1"})
     assert rows["ranks per node"] == ["3"] and any("MASTER_ADDR=" in row for row in rows["rank env 2"])
+
+
+def test_force_multi_and_no_ssh_check_with_a_hostfile_go_through_the_runner(script: str, tmp_path: Path) -> None:
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("node1 slots=2\n")
+    rows = plan(["-H", str(hostfile), "--force_multi", "--no_ssh_check", "-i", "node1:1"], script)
+    assert rows["runner command"][0].startswith("ssh -o BatchMode=yes")
+    assert "ACCEL_NODE_DEVICES=1 " in rows["runner command"][0]
