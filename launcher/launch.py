@@ -12,11 +12,11 @@ from launcher.accelerator_facts import AcceleratorFacts, accelerator_facts
 from launcher.backend_check import check_backend
 from launcher.config import JobConfig, Program
 from launcher.cpu_binding import binding_env, parse_core_list, split_cores
-from launcher.engine_options import EngineOptions
 from launcher.ds_config import find_ds_config
+from launcher.engine_options import EngineOptions
 from launcher.envfile import default_env_file, read_env_file
-from launcher.local_slots import LocalSelection
 from launcher.errors import AcceleratorChoiceError, ScriptNotFoundError, UsageError
+from launcher.local_slots import LocalSelection
 from launcher.multinode.node_identity import NodeIdentity, node_identity
 from launcher.plan import DEFAULT_MASTER_PORT
 from launcher.ports import ensure_port_free

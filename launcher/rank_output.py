@@ -7,6 +7,7 @@ turn the marker into the prefix (or nothing) as each line is written.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,11 +21,9 @@ MARKER_TEMPLATE = _MARKER + "${rank}\x00"
 TEMPLATE_ENV = "TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE"
 
 
-def prefix_template(environ: dict[str, str] | None = None) -> str:
+def prefix_template() -> str:
     """The engine's log_line_prefix_template: the user's (torchrun's variable), else our marker."""
-    import os
-
-    return (environ if environ is not None else os.environ).get(TEMPLATE_ENV) or MARKER_TEMPLATE
+    return os.environ.get(TEMPLATE_ENV) or MARKER_TEMPLATE
 
 
 class RankLineWriter:

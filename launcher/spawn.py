@@ -134,7 +134,7 @@ def _elastic_config(config: JobConfig, log_root: Path):
     )
 
 
-def _streams(config: JobConfig):
+def _streams(config: JobConfig) -> tuple[dict, dict]:
     """Per local rank, what goes to a file only (redirects) and to a file and the terminal (tee): the
     user's --redirects / --tee, and every stream they leave alone as we always do: stderr teed (kept for
     the failure summary), stdout inherited, or teed too with --log-dir."""
