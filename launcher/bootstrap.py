@@ -20,6 +20,7 @@ import sys
 from types import ModuleType
 
 from launcher.after_import import after_import
+from launcher.cpu_binding import apply_cpu_binding
 from launcher.deepspeed_bridge import bridge_deepspeed
 from launcher.rank_backend import install_backend
 from launcher.rank_env import LAUNCHER_PID_VAR
@@ -34,6 +35,7 @@ def main(argv: list[str] | None = None) -> None:
     """Validate, then run the program; exits 2 with one line on stderr when the backend is refused."""
     mode, target, *args = sys.argv[1:] if argv is None else argv
     _die_with_launcher()
+    apply_cpu_binding()
     try:
         accelerator = install_backend()
         bridge_deepspeed(accelerator)

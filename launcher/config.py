@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from launcher.engine_options import EngineOptions
 from launcher.errors import UsageError
 from launcher.resolve import ResolvedBackend
 
@@ -52,7 +53,7 @@ class JobConfig:
     grace_period: float = 5.0
     timeout: float | None = None
     log_dir: str | None = None
-    monitor_interval: float = 0.1
+    engine: EngineOptions = field(default_factory=EngineOptions)
     job_env: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

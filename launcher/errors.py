@@ -15,6 +15,8 @@ __all__ = [
     "ScriptNotFoundError",
     "PortBusyError",
     "AcceleratorChoiceError",
+    "RefusedFlagError",
+    "FlagConflictError",
 ]
 
 
@@ -81,3 +83,19 @@ class AcceleratorChoiceError(LaunchError):
     def __init__(self, problem: str, source: str) -> None:
         self.problem, self.source = problem, source
         super().__init__(f"{source}: {problem}")
+
+
+class RefusedFlagError(LaunchError):
+    """A torchrun or DeepSpeed flag that accel-launch does not implement: why, and what to use instead."""
+
+    def __init__(self, flag: str, why: str) -> None:
+        self.flag, self.why = flag, why
+        super().__init__(f"{flag} is not supported here: {why}")
+
+
+class FlagConflictError(LaunchError):
+    """A flag that cannot be used as given together with others; the problem says what to change."""
+
+    def __init__(self, flag: str, problem: str) -> None:
+        self.flag, self.problem = flag, problem
+        super().__init__(f"{flag}: {problem}")

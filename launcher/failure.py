@@ -7,6 +7,8 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
+from launcher.root_cause import RootCause, root_cause
+
 __all__ = ["RankFailure", "exit_status", "tail_lines", "failure_from_engine", "VALIDATION_STATUS", "REFUSAL_PHRASE"]
 
 # The status the bootstrap exits with when a rank refuses the compile backend (a configuration error).
@@ -25,6 +27,7 @@ class RankFailure:
     exitcode: int
     message: str
     output_tail: tuple[str, ...]
+    cause: RootCause | None = None
 
     @property
     def validation(self) -> bool:
@@ -42,14 +45,16 @@ class RankFailure:
         return f"exit code {self.exitcode}"
 
     def summary(self) -> str:
-        """One paragraph: the validation line alone, or the rank, its status and its last lines of stderr."""
+        """One paragraph: the validation line alone, or the rank, its status, the exception it recorded
+        (torchrun's root cause) and its last lines of stderr."""
         if self.validation:
             return self.message
-        head = f"rank {self.rank} on {self.host} failed first, with {self.how()}; the other ranks were stopped"
-        if not self.output_tail:
-            return head
-        tail = "\n".join(f"    {line}" for line in self.output_tail)
-        return f"{head}\n  last lines of its stderr:\n{tail}"
+        parts = [f"rank {self.rank} on {self.host} failed first, with {self.how()}; the other ranks were stopped"]
+        if self.cause is not None:
+            parts += ["  root cause (from its error file):", *(f"    {line}" for line in self.cause.lines())]
+        if self.output_tail:
+            parts += ["  last lines of its stderr:", *(f"    {line}" for line in self.output_tail)]
+        return "\n".join(parts)
 
 
 def exit_status(exitcode: int) -> int:
@@ -71,7 +76,11 @@ def tail_lines(path: Path, count: int = _TAIL_LINES) -> tuple[str, ...]:
     return tuple(lines[-count:])
 
 
-def failure_from_engine(rank: int, exitcode: int, message: str, stderr_log: Path | None) -> RankFailure:
-    """Build the account from what torch elastic reports for the first failure."""
+def failure_from_engine(rank: int, exitcode: int, error_data: object, stderr_log: Path | None) -> RankFailure:
+    """Build the account from what torch elastic reports for the first failure: the rank's error-file JSON
+    (empty when it left none) and its stderr log."""
     tail = tail_lines(stderr_log) if stderr_log is not None else ()
-    return RankFailure(rank=rank, host=socket.gethostname(), exitcode=exitcode, message=message, output_tail=tail)
+    cause = root_cause(error_data)
+    message = cause.exception if cause is not None else ""
+    return RankFailure(rank=rank, host=socket.gethostname(), exitcode=exitcode, message=message, output_tail=tail,
+                       cause=cause)

@@ -11,9 +11,12 @@ from accelerators import AcceleratorUnavailableError, UnknownAcceleratorError, a
 from launcher.accelerator_facts import AcceleratorFacts, accelerator_facts
 from launcher.backend_check import check_backend
 from launcher.config import JobConfig, Program
+from launcher.cpu_binding import binding_env, parse_core_list, split_cores
 from launcher.ds_config import find_ds_config
+from launcher.engine_options import EngineOptions
 from launcher.envfile import default_env_file, read_env_file
 from launcher.errors import AcceleratorChoiceError, ScriptNotFoundError, UsageError
+from launcher.local_slots import LocalSelection
 from launcher.multinode.node_identity import NodeIdentity, node_identity
 from launcher.plan import DEFAULT_MASTER_PORT
 from launcher.ports import ensure_port_free
@@ -21,6 +24,9 @@ from launcher.rank_env import ACCELERATOR_VAR, job_environment
 from launcher.resolve import ResolvedBackend, resolve_backend
 
 __all__ = ["LaunchOptions", "PreparedJob", "prepare_job", "check_ports"]
+
+# torchrun's device words for --nproc-per-node, and the accelerator each counts.
+_DEVICE_KINDS = {"gpu": "cuda", "xpu": "xpu", "cpu": "cpu"}
 
 
 @dataclass(frozen=True)
@@ -47,14 +53,18 @@ class LaunchOptions:
     timeout: float | None = None
     extra_env: dict[str, str] = field(default_factory=dict)
     compile_backend_source: str | None = None
+    engine: EngineOptions = field(default_factory=EngineOptions)
+    local_selection: LocalSelection | None = None
+    bind_cores: str | None = None
 
 
 @dataclass(frozen=True)
 class PreparedJob:
-    """A launch that passed every check: the config, and how the accelerator was chosen."""
+    """A launch that passed every check: the config, how the accelerator was chosen, and notes for the user."""
 
     config: JobConfig
     detected_by: str
+    notes: tuple[str, ...] = ()
 
 
 def prepare_job(options: LaunchOptions, environ: dict[str, str], cwd: Path) -> PreparedJob:
@@ -79,10 +89,13 @@ def prepare_job(options: LaunchOptions, environ: dict[str, str], cwd: Path) -> P
     check_backend(backend, accelerator)
     identity = node_identity(job_environ)
     node = identity.node if identity is not None else None
-    nproc = node.nproc if node is not None else _nproc(options.nproc_per_node, accelerator)
-    layout = _layout(options, identity)
     devices_env = accelerator_class(accelerator.name).visible_devices_env
-    devices = {devices_env: ",".join(map(str, node.slots))} if node is not None and devices_env else {}
+    slots = node.slots if node is not None else _local_slots(options.local_selection, accelerator, devices_env)
+    nproc = len(slots) if slots is not None else _nproc(options.nproc_per_node, accelerator)
+    layout = _layout(options, identity)
+    devices = {devices_env: ",".join(map(str, slots))} if slots is not None and devices_env else {}
+    notes = () if node is not None or slots is None or devices_env else (
+        f"{accelerator.name} has no devices to choose from: the device flags start {nproc} rank(s)",)
     config = JobConfig(
         program=options.program,
         backend=backend,
@@ -100,14 +113,16 @@ def prepare_job(options: LaunchOptions, environ: dict[str, str], cwd: Path) -> P
         grace_period=options.grace_period,
         timeout=options.timeout,
         log_dir=options.log_dir,
+        engine=options.engine,
         job_env={
             **{k: v for k, v in file_values.items() if k not in environ},
             **options.extra_env,
             **devices,
             **_job_env(backend, accelerator.name, nproc, job_environ),
+            **_binding(options.bind_cores, nproc, job_environ),
         },
     )
-    return PreparedJob(config, accelerator.detected_by)
+    return PreparedJob(config, accelerator.detected_by, notes)
 
 
 def _layout(options: LaunchOptions, identity: NodeIdentity | None) -> dict:
@@ -156,13 +171,33 @@ def _accelerator_source(options: LaunchOptions, environ: dict[str, str], env_pat
     return f"{ACCELERATOR_VAR} in {env_path}"
 
 
+def _local_slots(selection: LocalSelection | None, accelerator: AcceleratorFacts,
+                 devices_env: str | None) -> tuple[int, ...] | None:
+    """DeepSpeed's device flags without a hostfile: the chosen devices (on cpu, only their count matters)."""
+    if selection is None:
+        return None
+    pool = accelerator.device_count if devices_env else max(accelerator.default_nproc, selection.highest_slot() + 1)
+    return selection.slots(pool)
+
+
+def _binding(bind_cores: str | None, nproc: int, environ: dict[str, str]) -> dict[str, str]:
+    """--bind_cores_to_rank / --bind_core_list: each local rank's share of the cores, for the ranks."""
+    if bind_cores is None:
+        return {}
+    available = os.sched_getaffinity(0)
+    cores = parse_core_list(bind_cores) if bind_cores else tuple(sorted(available))
+    return binding_env(split_cores(cores, nproc, available, bind_cores), environ)
+
+
 def _nproc(value: str, accelerator: AcceleratorFacts) -> int:
     if value == "auto":
         return accelerator.default_nproc
+    if value in _DEVICE_KINDS:
+        return _count_of(value)
     try:
         nproc = int(value)
     except ValueError:
-        raise UsageError("--nproc-per-node", value, "expected a whole number or 'auto'") from None
+        raise UsageError("--nproc-per-node", value, "expected a whole number, auto, gpu, xpu or cpu") from None
     if nproc < 1:
         raise UsageError("--nproc-per-node", value, "must be at least 1")
     limit = accelerator.max_ranks_per_node
@@ -171,6 +206,16 @@ def _nproc(value: str, accelerator: AcceleratorFacts) -> int:
             "--nproc-per-node", value, f"{accelerator.name} has {limit} device{'s' if limit != 1 else ''} here"
         )
     return nproc
+
+
+def _count_of(kind: str) -> int:
+    """torchrun's --nproc-per-node gpu|xpu (that device's count; an error where there is none) or cpu."""
+    if kind == "cpu":
+        return len(os.sched_getaffinity(0))
+    cls = accelerator_class(_DEVICE_KINDS[kind])
+    if not cls.is_available():
+        raise UsageError("--nproc-per-node", kind, f"{cls.name} is not available here: {cls.unavailable_reason()}")
+    return cls.device_count()
 
 
 def _job_env(backend: ResolvedBackend, accelerator: str, nproc: int, environ: dict[str, str]) -> dict[str, str]:

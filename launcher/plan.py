@@ -91,7 +91,8 @@ def _rank_env_text(config: JobConfig, local_rank: int, fixed_world: bool) -> str
         "WORLD_SIZE": config.world_size,
         "LOCAL_WORLD_SIZE": str(config.nproc_per_node),
         "GROUP_RANK": str(config.node_rank),
-        "MASTER_ADDR": config.master_addr,
+        "MASTER_ADDR": socket.getfqdn() if config.engine.standalone else config.master_addr,
         "MASTER_PORT": port,
+        "ROLE_NAME": config.engine.role,
     }
-    return " ".join(f"{name}={values[name]}" for name in TORCHRUN_VARS)
+    return " ".join(f"{name}={values[name]}" for name in (*TORCHRUN_VARS, "ROLE_NAME"))

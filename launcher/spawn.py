@@ -21,15 +21,19 @@ from pathlib import Path
 from collections.abc import Iterator
 
 from launcher.config import JobConfig
+from launcher.engine_options import parse_std
 from launcher.failure import RankFailure, exit_status, failure_from_engine
 from launcher.plan import AGREEMENT_PREFIX, rank_command, rendezvous
 from launcher.rank_env import LAUNCHER_PID_VAR
+from launcher.rank_output import MARKER_TEMPLATE, prefix_template, rank_prefixes
 from launcher.reaper import become_subreaper, sweep_descendants
 
 __all__ = ["JobOutcome", "run_job", "silence_engine_logs", "TIMEOUT_STATUS"]
 
 logger = logging.getLogger(__name__)
 TIMEOUT_STATUS = 124
+# torchrun's --rdzv-id default: nodes started by hand without an id still meet, as under torchrun.
+TORCHRUN_RUN_ID = "none"
 
 
 @dataclass(frozen=True)
@@ -61,8 +65,9 @@ def run_job(config: JobConfig) -> JobOutcome:
     log_root = _log_root(config)
     command = rank_command(config)
     try:
-        with _deadline(config.timeout):
-            launch_agent(_elastic_config(config, log_root), command[0], command[1:])
+        elastic = _elastic_config(config, log_root)
+        with _deadline(config.timeout), _prefixes(elastic.log_line_prefix_template, config):
+            launch_agent(elastic, command[0], command[1:])
         return JobOutcome(0)
     except ChildFailedError as exc:
         return _failed(exc, log_root)
@@ -91,31 +96,68 @@ def silence_engine_logs() -> None:
 
 
 def _elastic_config(config: JobConfig, log_root: Path):
-    from torch.distributed.elastic.multiprocessing import DefaultLogsSpecs, Std
+    from torch.distributed.elastic.multiprocessing import DefaultLogsSpecs
     from torch.distributed.launcher.api import LaunchConfig
 
+    engine = config.engine
     low, high = config.node_range
-    # stdout goes straight to the terminal (no copy, no cost); stderr is also kept, for the failure summary.
-    streams = Std.ALL if config.log_dir else Std.ERR
+    redirects, tee = _streams(config)
     rdzv_backend, endpoint, rdzv_configs = rendezvous(config)
     if rdzv_backend.startswith(AGREEMENT_PREFIX):
         from launcher.multinode.backend_agreement import register_handlers
 
         register_handlers()
+    # Our one-node rendezvous on a free port: ranks get MASTER_ADDR=--master-addr, as torchrun's static one
+    # gives; with --standalone torchrun lets the engine look up this host's name, and so do we.
+    own_free_port = endpoint.endswith(":0") and not engine.standalone
     return LaunchConfig(
         min_nodes=low,
         max_nodes=high,
         nproc_per_node=config.nproc_per_node,
-        run_id=config.rdzv_id or uuid.uuid4().hex,
+        run_id=config.rdzv_id or (uuid.uuid4().hex if engine.standalone else TORCHRUN_RUN_ID),
+        role=engine.role,
         rdzv_backend=rdzv_backend,
         rdzv_endpoint=endpoint,
-        rdzv_configs=rdzv_configs,
+        rdzv_configs={**rdzv_configs, **engine.rdzv_conf},
         max_restarts=config.max_restarts,
-        monitor_interval=config.monitor_interval,
-        logs_specs=DefaultLogsSpecs(log_dir=str(log_root), redirects=streams, tee=streams),
-        log_line_prefix_template="[rank${rank}]:" if high * config.nproc_per_node > 1 else None,
+        monitor_interval=engine.monitor_interval,
+        local_addr=engine.local_addr or (config.master_addr if own_free_port else None),
+        logs_specs=DefaultLogsSpecs(log_dir=str(log_root), redirects=redirects, tee=tee,
+                                    local_ranks_filter=set(engine.local_ranks_filter) or None),
+        log_line_prefix_template=prefix_template(),
+        event_log_handler=engine.event_log_handler,
+        signals_to_handle=engine.signals_to_handle,
+        duplicate_stdout_filters=list(engine.duplicate_stdout_filters) or None,
+        duplicate_stderr_filters=list(engine.duplicate_stderr_filters) or None,
+        virtual_local_rank=engine.virtual_local_rank,
         shutdown_timeout=math.ceil(config.grace_period),
     )
+
+
+def _streams(config: JobConfig) -> tuple[dict, dict]:
+    """Per local rank, what goes to a file only (redirects) and to a file and the terminal (tee): the
+    user's --redirects / --tee, and every stream they leave alone as we always do: stderr teed (kept for
+    the failure summary), stdout inherited, or teed too with --log-dir."""
+    from torch.distributed.elastic.multiprocessing import Std
+
+    asked = {flag: parse_std(flag, text) for flag, text in (("--redirects", config.engine.redirects),
+                                                           ("--tee", config.engine.tee))}
+    redirects, tee = {}, {}
+    for rank in range(config.nproc_per_node):
+        red, teed = (value if isinstance(value, int) else value.get(rank, 0) for value in asked.values())
+        ours = (Std.ALL if config.log_dir else Std.ERR) & ~Std(red | teed)
+        redirects[rank], tee[rank] = Std(red), Std(teed) | ours
+    return redirects, tee
+
+
+@contextmanager
+def _prefixes(template: str | None, config: JobConfig) -> Iterator[None]:
+    """torchrun's prefixes on the terminal, unless the user set a template of their own."""
+    if template != MARKER_TEMPLATE:
+        yield
+        return
+    with rank_prefixes(config.node_range[1] * config.nproc_per_node > 1):
+        yield
 
 
 def _log_root(config: JobConfig) -> Path:
@@ -129,7 +171,7 @@ def _log_root(config: JobConfig) -> Path:
 def _failed(exc, log_root: Path) -> JobOutcome:
     rank, failure = exc.get_first_failure()
     stderr_log = _stderr_log(log_root, failure.local_rank)
-    account = failure_from_engine(rank, failure.exitcode, failure.message, stderr_log)
+    account = failure_from_engine(rank, failure.exitcode, failure.error_file_data, stderr_log)
     return JobOutcome(exit_status(failure.exitcode), account.summary(), account)
 
 

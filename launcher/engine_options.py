@@ -1,0 +1,81 @@
+"""torchrun's options that go to torch elastic unchanged: role, rendezvous extras, log streams, signals.
+
+Parsed and checked here, without importing torch, so that a bad value is a usage error before any rank
+starts; `spawn` hands them to the engine's LaunchConfig and DefaultLogsSpecs.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from launcher.errors import UsageError
+
+__all__ = ["EngineOptions", "parse_rdzv_conf", "parse_std", "parse_ranks_filter"]
+
+# torch's Std.from_str: one digit 0-3 for every rank, or `local_rank:digit,...` per rank.
+_STD_VALUE = re.compile(r"[0-3]")
+_STD_MAP = re.compile(r"[0-9]+:[0-3](,[0-9]+:[0-3])*")
+_KNOWN_SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """The torchrun flags passed through to torch elastic, with torchrun's defaults."""
+
+    role: str = "default"
+    rdzv_conf: dict[str, str] = field(default_factory=dict)
+    standalone: bool = False
+    local_addr: str | None = None
+    monitor_interval: float = 0.1
+    redirects: str = "0"
+    tee: str = "0"
+    local_ranks_filter: tuple[int, ...] = ()
+    event_log_handler: str = "null"
+    signals_to_handle: str = "SIGTERM,SIGINT,SIGHUP,SIGQUIT"
+    duplicate_stdout_filters: tuple[str, ...] = ()
+    duplicate_stderr_filters: tuple[str, ...] = ()
+    virtual_local_rank: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.role.strip():
+            raise UsageError("--role", self.role, "give a role name, e.g. trainer")
+        if self.monitor_interval <= 0:
+            raise UsageError("--monitor-interval", self.monitor_interval, "must be more than 0 seconds")
+        parse_std("--redirects", self.redirects)
+        parse_std("--tee", self.tee)
+        unknown = [name for name in self.signals_to_handle.split(",") if name.strip() not in _KNOWN_SIGNALS]
+        if unknown:
+            raise UsageError("--signals-to-handle", self.signals_to_handle,
+                             f"expected names from {', '.join(_KNOWN_SIGNALS)}, joined by ','")
+
+
+def parse_std(flag: str, text: str) -> int | dict[int, int]:
+    """`--redirects` / `--tee`: 0 none, 1 stdout, 2 stderr, 3 both; for every rank or as `rank:value,...`."""
+    if _STD_VALUE.fullmatch(text):
+        return int(text)
+    if _STD_MAP.fullmatch(text):
+        return {int(rank): int(value) for rank, value in (item.split(":") for item in text.split(","))}
+    raise UsageError(flag, text, "expected 0-3 (0 none, 1 stdout, 2 stderr, 3 both) or per rank, e.g. 0:3,1:0")
+
+
+def parse_rdzv_conf(text: str) -> dict[str, str]:
+    """`--rdzv-conf key=value,key=value` as torchrun reads it."""
+    conf: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        key, equals, value = item.partition("=")
+        if not equals or not key.strip() or not value.strip():
+            raise UsageError("--rdzv-conf", text, f"{item!r} is not key=value (e.g. join_timeout=600,read_timeout=60)")
+        conf[key.strip()] = value.strip()
+    return conf
+
+
+def parse_ranks_filter(text: str) -> tuple[int, ...]:
+    """`--local-ranks-filter 0,2`: the local ranks whose teed output is shown."""
+    try:
+        ranks = tuple(sorted({int(part) for part in text.split(",")}))
+    except ValueError:
+        raise UsageError("--local-ranks-filter", text, "expected local ranks joined by ',', e.g. 0,1") from None
+    if any(rank < 0 for rank in ranks):
+        raise UsageError("--local-ranks-filter", text, "local ranks are 0 or more")
+    return ranks

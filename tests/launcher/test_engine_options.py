@@ -1,0 +1,79 @@
+"""torchrun's engine options reach torch elastic's LaunchConfig as torchrun hands them over."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from launcher.config import JobConfig, Program
+from launcher.dropin import HostFlags, translate
+from launcher.engine_options import EngineOptions, parse_rdzv_conf, parse_std
+from launcher.resolve import ResolvedBackend
+from launcher.spawn import _elastic_config, _streams
+
+BACKEND = ResolvedBackend("eager", "--compile-backend", "eager")
+
+
+def job(engine: EngineOptions, **fields: object) -> JobConfig:
+    return JobConfig(program=Program("script", "train.py"), backend=BACKEND, accelerator="cpu", nproc_per_node=2,
+                     engine=engine, **fields)
+
+
+def test_every_engine_option_reaches_the_launch_config(tmp_path: Path) -> None:
+    engine = EngineOptions(role="trainer", rdzv_conf=parse_rdzv_conf("join_timeout=77, read_timeout=9"),
+                           local_addr="10.0.0.7", monitor_interval=0.5, local_ranks_filter=(1,),
+                           event_log_handler="console", signals_to_handle="SIGTERM,SIGINT",
+                           duplicate_stdout_filters=("loss",), duplicate_stderr_filters=("WARN", "ERR"),
+                           virtual_local_rank=True)
+    config = _elastic_config(job(engine, grace_period=7.0), tmp_path)
+    assert (config.role, config.local_addr, config.monitor_interval) == ("trainer", "10.0.0.7", 0.5)
+    assert config.rdzv_configs["join_timeout"] == "77" and config.rdzv_configs["read_timeout"] == "9"
+    assert (config.event_log_handler, config.signals_to_handle) == ("console", "SIGTERM,SIGINT")
+    assert config.duplicate_stdout_filters == ["loss"] and config.duplicate_stderr_filters == ["WARN", "ERR"]
+    assert config.virtual_local_rank and config.shutdown_timeout == 7
+    assert config.logs_specs._local_ranks_filter == {1}
+    assert config.run_id == "none"
+
+
+def test_standalone_gets_a_fresh_run_id_and_leaves_the_address_to_the_engine(tmp_path: Path) -> None:
+    first = _elastic_config(job(EngineOptions(standalone=True)), tmp_path)
+    second = _elastic_config(job(EngineOptions(standalone=True)), tmp_path)
+    assert first.run_id != second.run_id and first.local_addr is None
+    assert _elastic_config(job(EngineOptions()), tmp_path).local_addr == "127.0.0.1"
+
+
+@pytest.mark.parametrize(("redirects", "tee", "log_dir", "expected"), [
+    ("0", "0", None, ({0: 0, 1: 0}, {0: 2, 1: 2})),        # ours: stderr teed, stdout inherited
+    ("0", "0", "logs", ({0: 0, 1: 0}, {0: 3, 1: 3})),      # --log-dir: both teed
+    ("3", "0", None, ({0: 3, 1: 3}, {0: 0, 1: 0})),        # files only, as asked
+    ("0", "1", None, ({0: 0, 1: 0}, {0: 3, 1: 3})),        # stdout teed too
+    ("0:2", "1:1", None, ({0: 2, 1: 0}, {0: 0, 1: 3})),    # per rank
+])
+def test_redirects_and_tee_are_the_users_and_ours_fills_the_rest(redirects: str, tee: str, log_dir: str | None,
+                                                                 expected: tuple[dict, dict]) -> None:
+    found = _streams(job(EngineOptions(redirects=redirects, tee=tee), log_dir=log_dir))
+    assert tuple({rank: int(value) for rank, value in streams.items()} for streams in found) == expected
+
+
+def test_std_values_read_as_torchs_std_from_str() -> None:
+    from torch.distributed.elastic.multiprocessing import Std
+
+    for text in ("0", "3", "0:1,1:2"):
+        theirs = Std.from_str(text)
+        ours = parse_std("--tee", text)
+        assert (ours == int(theirs)) if isinstance(ours, int) else ours == {k: int(v) for k, v in theirs.items()}
+
+
+def test_shutdown_timeout_is_torchruns_name_for_the_grace_period() -> None:
+    peers = {name: None for name in ("logs_specs", "numa_binding", "autotuning", "min_elastic_nodes",
+                                     "max_elastic_nodes", "launcher_args", "comment", "account", "venv_script",
+                                     "local_addr", "each_rank_log", "bind_core_list")}
+    peers.update(elastic_training=False, save_pid=False, start_method="spawn", run_path=False, standalone=False,
+                 bind_cores_to_rank=False, no_ssh=False, shutdown_timeout=9, rdzv_conf="", role="default",
+                 monitor_interval=0.1, redirects="0", tee="0", local_ranks_filter="", event_log_handler="null",
+                 signals_to_handle="SIGTERM", duplicate_stdout_filters="", duplicate_stderr_filters="",
+                 virtual_local_rank=False)
+    values, through_runner = translate(peers, {"grace_period": 5.0, "rdzv_backend": "c10d"}, HostFlags(), "script",
+                                       {"shutdown_timeout"})
+    assert values["grace_period"] == 9.0 and not through_runner
