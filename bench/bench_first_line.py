@@ -110,6 +110,26 @@ def rows(scenario: str, ranks: int, samples: dict[str, list[dict[str, float]]]) 
     return lines
 
 
+def bootstrap_cost(runs: int) -> list[str]:
+    """One rank's program alone, `python s.py` against `python -P -m launcher.bootstrap script s.py`, where
+    s.py only imports torch: what the bootstrap adds to every rank (median wall seconds)."""
+    script = HERE / "scripts" / "import_torch_only.py"
+    env = {**ENV, "ACCEL_COMPILE_BACKEND": "inductor", "ACCEL_COMPILE_BACKEND_SOURCE": "accelerator default",
+           "ACCEL_ACCELERATOR": "cpu", "RANK": "0"}
+    commands = {"bare": [str(BIN / "python"), str(script)],
+                "bootstrap": [str(BIN / "python"), "-P", "-m", "launcher.bootstrap", "script", str(script)]}
+    samples: dict[str, list[float]] = {name: [] for name in commands}
+    for round_number in range(runs + 1):
+        for name, command in commands.items():
+            start = time.perf_counter()
+            subprocess.run(command, env=env, check=True)
+            if round_number:
+                samples[name].append(time.perf_counter() - start)
+    bare, ours = (statistics.median(samples[name]) for name in commands)
+    return ["", "| one rank, s.py = `import torch` | python s.py | bootstrap + s.py | ratio | added |",
+            "|---|---|---|---|---|", f"| wall s | {bare:.2f} | {ours:.2f} | {ours / bare:.2f} | {ours - bare:+.2f} s |"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ranks", default="1,2,4,8", help="comma-separated rank counts")
@@ -127,6 +147,7 @@ def main() -> None:
             jobs = {name: (lambda name=name: measure(name, ranks, args)) for name in CONTENDERS}
             table.extend(rows(scenario, ranks, interleaved(jobs, options.runs)))
             print("\n".join(table[-len(METRICS):]), flush=True)
+    table.extend(bootstrap_cost(max(options.runs, 5)))
     text = "\n".join(["# Time to the user's first line", "",
                       f"Written by `bench/bench_first_line.py`; medians of {options.runs} runs after a warm-up, "
                       "contenders interleaved.", "", *(f"- {line}" for line in machine()), "", *table, ""])
