@@ -14,6 +14,7 @@ from launcher.config import JobConfig, Program
 from launcher.ds_config import find_ds_config
 from launcher.envfile import default_env_file, read_env_file
 from launcher.errors import AcceleratorChoiceError, ScriptNotFoundError, UsageError
+from launcher.multinode.addresses import Placement, place_node
 from launcher.multinode.node_identity import NodeIdentity, node_identity
 from launcher.plan import DEFAULT_MASTER_PORT
 from launcher.ports import ensure_port_free
@@ -81,6 +82,7 @@ def prepare_job(options: LaunchOptions, environ: dict[str, str], cwd: Path) -> P
     node = identity.node if identity is not None else None
     nproc = node.nproc if node is not None else _nproc(options.nproc_per_node, accelerator)
     layout = _layout(options, identity)
+    placement = _placement(options, identity, layout, job_environ)
     devices_env = accelerator_class(accelerator.name).visible_devices_env
     devices = {devices_env: ",".join(map(str, node.slots))} if node is not None and devices_env else {}
     config = JobConfig(
@@ -100,10 +102,13 @@ def prepare_job(options: LaunchOptions, environ: dict[str, str], cwd: Path) -> P
         grace_period=options.grace_period,
         timeout=options.timeout,
         log_dir=options.log_dir,
+        node_addr=placement.node_addr if placement else None,
+        hosts_store=placement.hosts_store if placement else None,
         job_env={
             **{k: v for k, v in file_values.items() if k not in environ},
             **options.extra_env,
             **devices,
+            **(placement.rank_env if placement else {}),
             **_job_env(backend, accelerator.name, nproc, job_environ),
         },
     )
@@ -122,6 +127,15 @@ def _layout(options: LaunchOptions, identity: NodeIdentity | None) -> dict:
     else:
         node_rank = identity.node_rank if identity is not None else 0
     return {"nnodes": nnodes, "node_rank": node_rank, "rdzv_endpoint": endpoint}
+
+
+def _placement(options: LaunchOptions, identity: NodeIdentity | None, layout: dict,
+               environ: dict[str, str]) -> Placement | None:
+    """Multi-node: this node's side of the rendezvous (launcher.multinode.addresses); None on one node."""
+    if layout["nnodes"] == "1":
+        return None
+    endpoint = layout["rdzv_endpoint"] or f"{options.master_addr}:{options.master_port or DEFAULT_MASTER_PORT}"
+    return place_node(identity.host if identity else None, endpoint, environ)
 
 
 def check_ports(config: JobConfig) -> None:

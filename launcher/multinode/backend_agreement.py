@@ -7,7 +7,10 @@ under its rendezvous rank and reads every other node's. When they differ, every 
 until every node has read all claims, so that the node hosting the store does not leave first.
 
 The node's claim comes from the rendezvous configuration (`rdzv_configs` of the launch config):
-`accel_backend`, `accel_backend_source`, `accel_host`.
+`accel_backend`, `accel_backend_source`, `accel_host`. Two more keys place the node (see
+`launcher.multinode.addresses`): `accel_node_addr` becomes the inner handler's `local_addr` (what the other
+nodes, and the ranks' MASTER_ADDR, reach this node by), and `is_host=True` makes c10d try to host the store
+first and join as a client when its port is taken (another node launcher on this machine hosts it).
 
 This module imports torch: import it only on the path that starts the elastic agent, never on the
 launcher's torch-free fast path (`launcher.multinode` does not re-export it).
@@ -19,6 +22,7 @@ from datetime import timedelta
 
 from torch.distributed import Store
 from torch.distributed.elastic.rendezvous import (
+    RendezvousConnectionError,
     RendezvousError,
     RendezvousHandler,
     RendezvousInfo,
@@ -31,6 +35,7 @@ from launcher.multinode.backend_claims import BackendClaim, disagreement
 __all__ = ["BackendMismatchError", "AgreeingRendezvousHandler", "agree", "register_handlers", "CLAIM_KEYS"]
 
 CLAIM_KEYS = ("accel_backend", "accel_backend_source", "accel_host")
+NODE_ADDR_KEY = "accel_node_addr"
 AGREEMENT_TIMEOUT = timedelta(seconds=60)
 _CLAIM = "accel/compile_backend/{}"
 _READ = "accel/compile_backend_read/{}"
@@ -98,11 +103,21 @@ def _wrap(params: RendezvousParameters, inner_backend: str) -> AgreeingRendezvou
     if missing:
         raise ValueError(f"rendezvous backend {params.backend!r} needs rdzv_configs {', '.join(missing)}")
     claim = BackendClaim(*(str(params.get(key)) for key in CLAIM_KEYS))
-    config = {key: value for key, value in params.config.items() if key not in CLAIM_KEYS}
-    inner_params = RendezvousParameters(
-        inner_backend, params.endpoint, params.run_id, params.min_nodes, params.max_nodes, params.local_addr, **config
-    )
-    inner = rendezvous_handler_registry.create_handler(inner_params)
+    config = {key: value for key, value in params.config.items() if key not in (*CLAIM_KEYS, NODE_ADDR_KEY)}
+    local_addr = params.local_addr or params.get(NODE_ADDR_KEY)
+    # is_host=True: host the store, else (its port is taken on this machine) join it; as torch's own guess does.
+    attempts = [True, False] if inner_backend == "c10d" and params.get_as_bool("is_host") else [None]
+    for attempt, is_host in enumerate(attempts, start=1):
+        settings = config if is_host is None else {**config, "is_host": is_host}
+        inner_params = RendezvousParameters(
+            inner_backend, params.endpoint, params.run_id, params.min_nodes, params.max_nodes, local_addr, **settings
+        )
+        try:
+            inner = rendezvous_handler_registry.create_handler(inner_params)
+            break
+        except RendezvousConnectionError:
+            if attempt == len(attempts):
+                raise
     return AgreeingRendezvousHandler(params.backend, inner, claim, AGREEMENT_TIMEOUT)
 
 

@@ -33,6 +33,12 @@ class NodeIdentity:
     master_addr: str | None
     source: str
     node: NodeSpec | None
+    own_name: str | None = None  # Slurm's name for this node (SLURMD_NODENAME), used when no table came along
+
+    @property
+    def host(self) -> str | None:
+        """This node's name or address as the other nodes know it, where the engine says it."""
+        return self.node.host if self.node is not None else self.own_name
 
 
 def node_identity(environ: Mapping[str, str]) -> NodeIdentity | None:
@@ -78,7 +84,7 @@ def _slurm(environ: Mapping[str, str], table: tuple[NodeSpec, ...] | None) -> No
         except ValueError as exc:
             raise NodeIdentityError(list_var, environ[list_var], f"not a Slurm host list: it {exc}") from None
     node = _table_entry(table, rank, ntasks, "SLURM_NTASKS", environ.get("SLURMD_NODENAME"))
-    return NodeIdentity(rank, ntasks, master, "Slurm", node)
+    return NodeIdentity(rank, ntasks, master, "Slurm", node, environ.get("SLURMD_NODENAME"))
 
 
 def _openmpi(environ: Mapping[str, str], table: tuple[NodeSpec, ...] | None) -> NodeIdentity:

@@ -46,7 +46,7 @@ def test_slurm_gives_rank_count_and_the_first_host_of_the_step() -> None:
 
 def test_slurm_finds_the_node_table_entry_by_host_name_not_task_order() -> None:
     environ = {**TABLE, "SLURM_PROCID": "0", "SLURM_NTASKS": "2", "SLURM_JOB_NODELIST": "h[1-2]", "SLURMD_NODENAME": "h2"}
-    assert node_identity(environ) == NodeIdentity(0, 2, "h1", "Slurm", NODES[1])
+    assert node_identity(environ) == NodeIdentity(0, 2, "h1", "Slurm", NODES[1], "h2")
 
 
 def test_openmpi_gives_rank_and_count_and_the_table_entry_by_rank() -> None:

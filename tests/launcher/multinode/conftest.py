@@ -1,0 +1,31 @@
+"""Session fixture: two real hosts (network + UTS namespaces, an sshd each), removed at the end of the
+session, at exit, and swept on the next run if this one is killed."""
+
+from __future__ import annotations
+
+import atexit
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from tests.launcher.multinode.hosts import Cluster, make_cluster, namespaces_possible, remove_cluster, sweep_stale
+
+
+@pytest.fixture(scope="session")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """hosta (198.18.7.1) and hostb (198.18.7.2); on a machine that cannot make namespaces, a skip (in CI
+    on this machine kind, ACCEL_REQUIRE_HOSTS=1 turns that skip into a failure)."""
+    why_not = namespaces_possible()
+    if why_not is not None:
+        if os.environ.get("ACCEL_REQUIRE_HOSTS") == "1":
+            pytest.fail(f"ACCEL_REQUIRE_HOSTS=1 but {why_not}")
+        pytest.skip(why_not)
+    sweep_stale()
+    made = make_cluster(tmp_path_factory.mktemp("hosts"))
+    atexit.register(remove_cluster, made)
+    try:
+        yield made
+    finally:
+        remove_cluster(made)
+        atexit.unregister(remove_cluster)

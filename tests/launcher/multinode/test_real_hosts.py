@@ -1,0 +1,53 @@
+"""Hostfile launches across two real hosts (own address, hostname and sshd each), started on hosta through
+ssh, pdsh and OpenMPI's mpirun; the hosts' names resolve nowhere, as on many clusters' compute nodes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.launcher.conftest import SCRIPTS, clean_environ
+from tests.launcher.multinode.hosts import Cluster
+
+ALLREDUCE = SCRIPTS / "allreduce_rank.py"
+
+
+def launch_on_a(cluster: Cluster, tmp_path: Path, args: list[str], env: dict[str, str] | None = None,
+                timeout: float = 150) -> tuple[subprocess.CompletedProcess, dict[int, dict]]:
+    """`accel-launch --hostfile` (hosta slots=2, hostb slots=1, by address) run on hosta; and the records."""
+    hostfile = tmp_path / "hostfile"
+    hostfile.write_text("".join(f"{host.addr} slots={slots}\n" for host, slots in zip(cluster.hosts, (2, 1))))
+    records = tmp_path / "records"
+    records.mkdir()
+    argv = [sys.executable, "-m", "launcher", "--hostfile", str(hostfile), "--master-port", str(cluster.next_port()),
+            "--rdzv-timeout", "60", "--export", "RECORD_DIR", *args]
+    done = subprocess.run(cluster.hosts[0].argv(argv), cwd=tmp_path, capture_output=True, text=True, timeout=timeout,
+                          env=clean_environ({"RECORD_DIR": str(records), **(env or {})}))
+    found = {int(path.stem.split("-")[1]): json.loads(path.read_text()) for path in records.glob("rank-*.json")}
+    return done, found
+
+
+def assert_one_job_across_both_hosts(cluster: Cluster, records: dict[int, dict]) -> None:
+    """Three ranks, two on hosta and one on hostb, one all_reduce, the store on hosta's routable address."""
+    hosta, hostb = cluster.hosts
+    assert sorted(records) == [0, 1, 2]
+    assert {record["sum"] for record in records.values()} == {1.0 + 2 + 3}
+    layout = sorted((r["host"], r["env"]["GROUP_RANK"], r["env"]["LOCAL_RANK"], r["env"]["LOCAL_WORLD_SIZE"])
+                    for r in records.values())
+    assert layout == [("hosta", "0", "0", "2"), ("hosta", "0", "1", "2"), ("hostb", "1", "0", "1")]
+    assert {record["env"]["MASTER_ADDR"] for record in records.values()} == {hosta.addr}
+    assert {record["env"]["WORLD_SIZE"] for record in records.values()} == {"3"}
+    assert cluster.wait_quiet() == {}
+
+
+@pytest.mark.timeout(200)
+def test_an_ssh_hostfile_launch_runs_one_job_across_two_hosts(cluster: Cluster, tmp_path: Path) -> None:
+    done, records = launch_on_a(cluster, tmp_path, [*cluster.ssh_flags, "--compile-backend", "eager", str(ALLREDUCE)])
+    assert done.returncode == 0, done.stderr
+    assert_one_job_across_both_hosts(cluster, records)
+    assert {record["env"]["ACCEL_COMPILE_BACKEND"] for record in records.values()} == {"eager"}
