@@ -51,3 +51,33 @@ def test_an_ssh_hostfile_launch_runs_one_job_across_two_hosts(cluster: Cluster, 
     assert done.returncode == 0, done.stderr
     assert_one_job_across_both_hosts(cluster, records)
     assert {record["env"]["ACCEL_COMPILE_BACKEND"] for record in records.values()} == {"eager"}
+
+
+@pytest.mark.timeout(200)
+def test_a_pdsh_hostfile_launch_runs_one_job_across_two_hosts(cluster: Cluster, tmp_path: Path) -> None:
+    done, records = launch_on_a(cluster, tmp_path, ["--launcher", "pdsh", str(ALLREDUCE)],
+                                env={"PDSH_SSH_ARGS_APPEND": cluster.ssh_args})
+    assert done.returncode == 0, done.stderr
+    assert_one_job_across_both_hosts(cluster, records)
+
+
+@pytest.mark.timeout(200)
+def test_an_mpirun_hostfile_launch_runs_one_job_across_two_hosts(cluster: Cluster, tmp_path: Path) -> None:
+    env = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1", "OMPI_MCA_plm_rsh_agent": "ssh",
+           "OMPI_MCA_plm_rsh_args": cluster.ssh_args}
+    done, records = launch_on_a(cluster, tmp_path, ["--launcher", "openmpi", str(ALLREDUCE)], env=env)
+    assert done.returncode == 0, done.stderr
+    assert_one_job_across_both_hosts(cluster, records)
+
+
+@pytest.mark.timeout(200)
+def test_a_failing_rank_on_hostb_stops_hosta_and_is_named_with_its_host(cluster: Cluster, tmp_path: Path) -> None:
+    started = time.monotonic()
+    done, _ = launch_on_a(cluster, tmp_path, [*cluster.ssh_flags, "--grace-period", "1",
+                                              str(SCRIPTS / "fail_on_last_rank.py")])
+    elapsed = time.monotonic() - started
+    assert done.returncode == 3, done.stderr
+    assert "rank 2 on hostb failed first, with exit code 3" in done.stderr
+    assert f"the node launcher on {cluster.hosts[1].addr} exited with status 3" in done.stderr
+    assert elapsed < 50, f"took {elapsed:.1f} s: the sleeping ranks on hosta were not stopped"
+    assert cluster.wait_quiet() == {}
