@@ -7,10 +7,9 @@ under its rendezvous rank and reads every other node's. When they differ, every 
 until every node has read all claims, so that the node hosting the store does not leave first.
 
 The node's claim comes from the rendezvous configuration (`rdzv_configs` of the launch config):
-`accel_backend`, `accel_backend_source`, `accel_host`. Two more keys place the node (see
-`launcher.multinode.addresses`): `accel_node_addr` becomes the inner handler's `local_addr` (what the other
-nodes, and the ranks' MASTER_ADDR, reach this node by), and `is_host=True` makes c10d try to host the store
-first and join as a client when its port is taken (another node launcher on this machine hosts it).
+`accel_backend`, `accel_backend_source`, `accel_host`. The inner handler is made with the node's
+placement (`launcher.multinode.inner_handler`); a c10d wait that runs out says who came and how many
+never did.
 
 This module imports torch: import it only on the path that starts the elastic agent, never on the
 launcher's torch-free fast path (`launcher.multinode` does not re-export it).
@@ -22,20 +21,21 @@ from datetime import timedelta
 
 from torch.distributed import Store
 from torch.distributed.elastic.rendezvous import (
-    RendezvousConnectionError,
     RendezvousError,
     RendezvousHandler,
     RendezvousInfo,
     RendezvousParameters,
+    RendezvousTimeoutError,
     rendezvous_handler_registry,
 )
 
+from launcher.multinode.arrivals import Arrivals
 from launcher.multinode.backend_claims import BackendClaim, disagreement
+from launcher.multinode.inner_handler import inner_handler
 
 __all__ = ["BackendMismatchError", "AgreeingRendezvousHandler", "agree", "register_handlers", "CLAIM_KEYS"]
 
 CLAIM_KEYS = ("accel_backend", "accel_backend_source", "accel_host")
-NODE_ADDR_KEY = "accel_node_addr"
 AGREEMENT_TIMEOUT = timedelta(seconds=60)
 _CLAIM = "accel/compile_backend/{}"
 _READ = "accel/compile_backend_read/{}"
@@ -67,8 +67,10 @@ def agree(store: Store, rank: int, world_size: int, claim: BackendClaim, timeout
 class AgreeingRendezvousHandler(RendezvousHandler):
     """`inner`, whose every completed rendezvous is followed by the backend agreement."""
 
-    def __init__(self, name: str, inner: RendezvousHandler, claim: BackendClaim, timeout: timedelta) -> None:
+    def __init__(self, name: str, inner: RendezvousHandler, claim: BackendClaim, timeout: timedelta,
+                 arrivals: Arrivals | None = None, params: RendezvousParameters | None = None) -> None:
         self._name, self._inner, self._claim, self._timeout = name, inner, claim, timeout
+        self._arrivals, self._params = arrivals, params
 
     def get_backend(self) -> str:
         return self._name
@@ -78,7 +80,16 @@ class AgreeingRendezvousHandler(RendezvousHandler):
         return self._inner.use_agent_store
 
     def next_rendezvous(self) -> RendezvousInfo:
-        info = self._inner.next_rendezvous()
+        if self._arrivals is None or self._params is None:
+            info = self._inner.next_rendezvous()
+        else:
+            self._arrivals.note()
+            try:
+                info = self._inner.next_rendezvous()
+            except RendezvousTimeoutError:
+                seconds = float(self._params.get("join_timeout", 600))
+                message = self._arrivals.timeout_message(self._params.endpoint, self._params.min_nodes, seconds)
+                raise RendezvousTimeoutError(message) from None
         agree(info.store, info.rank, info.world_size, self._claim, self._timeout)
         return info
 
@@ -103,22 +114,9 @@ def _wrap(params: RendezvousParameters, inner_backend: str) -> AgreeingRendezvou
     if missing:
         raise ValueError(f"rendezvous backend {params.backend!r} needs rdzv_configs {', '.join(missing)}")
     claim = BackendClaim(*(str(params.get(key)) for key in CLAIM_KEYS))
-    config = {key: value for key, value in params.config.items() if key not in (*CLAIM_KEYS, NODE_ADDR_KEY)}
-    local_addr = params.local_addr or params.get(NODE_ADDR_KEY)
-    # is_host=True: host the store, else (its port is taken on this machine) join it; as torch's own guess does.
-    attempts = [True, False] if inner_backend == "c10d" and params.get_as_bool("is_host") else [None]
-    for attempt, is_host in enumerate(attempts, start=1):
-        settings = config if is_host is None else {**config, "is_host": is_host}
-        inner_params = RendezvousParameters(
-            inner_backend, params.endpoint, params.run_id, params.min_nodes, params.max_nodes, local_addr, **settings
-        )
-        try:
-            inner = rendezvous_handler_registry.create_handler(inner_params)
-            break
-        except RendezvousConnectionError:
-            if attempt == len(attempts):
-                raise
-    return AgreeingRendezvousHandler(params.backend, inner, claim, AGREEMENT_TIMEOUT)
+    config = {key: value for key, value in params.config.items() if key not in CLAIM_KEYS}
+    inner, arrivals = inner_handler(params, inner_backend, config, claim.host)
+    return AgreeingRendezvousHandler(params.backend, inner, claim, AGREEMENT_TIMEOUT, arrivals, params)
 
 
 def _create_accel_c10d(params: RendezvousParameters) -> RendezvousHandler:
