@@ -96,7 +96,7 @@ def prepare_job(options: LaunchOptions, environ: dict[str, str], cwd: Path) -> P
         master_port=options.master_port,
         rdzv_backend=options.rdzv_backend,
         rdzv_endpoint=layout["rdzv_endpoint"],
-        rdzv_id=options.rdzv_id,
+        rdzv_id=options.rdzv_id or (identity.job_id if identity is not None and identity.job_id else ""),
         rdzv_timeout=options.rdzv_timeout,
         max_restarts=options.max_restarts,
         grace_period=options.grace_period,
@@ -120,8 +120,9 @@ def _layout(options: LaunchOptions, identity: NodeIdentity | None) -> dict:
     nnodes, endpoint = options.nnodes, options.rdzv_endpoint
     if identity is not None and options.nnodes == "1":
         nnodes = str(identity.nnodes)
-    if identity is not None and identity.master_addr and not endpoint and options.master_port is None:
-        endpoint = f"{identity.master_addr}:{DEFAULT_MASTER_PORT}"
+    if identity is not None and identity.master_addr and not endpoint:
+        # The engine's first node, never --master-addr's default 127.0.0.1; --master-port only sets the port.
+        endpoint = f"{identity.master_addr}:{options.master_port or DEFAULT_MASTER_PORT}"
     if options.node_rank is not None:
         node_rank = options.node_rank
     else:

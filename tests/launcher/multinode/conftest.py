@@ -1,5 +1,5 @@
-"""Session fixture: two real hosts (network + UTS namespaces, an sshd each), removed at the end of the
-session, at exit, and swept on the next run if this one is killed."""
+"""Session fixtures: two real hosts (network + UTS namespaces, an sshd each), removed at the end of the
+session, at exit, and swept on the next run if this one is killed; and a Slurm cluster on them."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.launcher.multinode.hosts import Cluster, make_cluster, namespaces_possible, remove_cluster, sweep_stale
+from tests.launcher.multinode.slurm_cluster import Slurm, slurm_missing, start_slurm
 
 
 @pytest.fixture(scope="session")
@@ -29,3 +30,15 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     finally:
         remove_cluster(made)
         atexit.unregister(remove_cluster)
+
+
+@pytest.fixture(scope="session")
+def slurm(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Slurm:
+    """A real two-node Slurm cluster (munged, slurmctld, a slurmd on each host) on `cluster`'s hosts; its
+    daemons go with the hosts."""
+    why_not = slurm_missing()
+    if why_not is not None:
+        if os.environ.get("ACCEL_REQUIRE_HOSTS") == "1":
+            pytest.fail(f"ACCEL_REQUIRE_HOSTS=1 but {why_not}")
+        pytest.skip(why_not)
+    return start_slurm(cluster, tmp_path_factory.mktemp("slurm"))

@@ -24,6 +24,7 @@ PREFIX = "accelhost-"
 SUBNET = "198.18.7"
 AS_HOST = Path(__file__).resolve().parent / "as_host.py"
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
+_LIFELONG_HELPERS = (": slurmscriptd",)  # children a daemon keeps for its whole life
 
 
 @dataclass
@@ -39,12 +40,16 @@ class Host:
         """`argv` as run on this host: in its network and UTS namespaces (entered through its sshd)."""
         return ["nsenter", "--target", str(self.daemons[0].pid), "--net", "--uts", "--", *argv]
 
-    def spawn(self, argv: Sequence[str], hosts_file: str = "-") -> subprocess.Popen:
+    def spawn(self, argv: Sequence[str], hosts_file: str = "-", env: dict[str, str] | None = None,
+              log: Path | None = None) -> subprocess.Popen:
         """Start a daemon in fresh UTS and mount namespaces of this host (hostname set, /etc/hosts shown)."""
-        wrapped = ["ip", "netns", "exec", self.netns, "unshare", "--uts", "--mount", "--",
+        wrapped = ["nsenter", f"--net=/run/netns/{self.netns}", "unshare", "--uts", "--mount", "--",
                    sys.executable, str(AS_HOST), self.name, hosts_file, *argv]
-        daemon = subprocess.Popen(wrapped, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL, start_new_session=True)
+        output = open(log, "ab") if log is not None else subprocess.DEVNULL
+        daemon = subprocess.Popen(wrapped, stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT,
+                                  start_new_session=True, env=env)
+        if log is not None:
+            output.close()
         self.daemons.append(daemon)
         return daemon
 
@@ -60,9 +65,10 @@ class Host:
         for pid in self.pids() - daemon_pids:
             try:
                 process = psutil.Process(pid)
-                if process.ppid() in daemon_pids and process.name() in ("sshd", "slurmstepd"):
-                    continue  # a daemon's own helper
-                found.append(" ".join(process.cmdline()))
+                command = " ".join(process.cmdline())
+                if process.ppid() in daemon_pids and command.strip() in _LIFELONG_HELPERS:
+                    continue
+                found.append(command)
             except psutil.NoSuchProcess:
                 pass
         return found
