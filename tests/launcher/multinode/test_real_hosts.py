@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from tests.launcher.conftest import SCRIPTS, clean_environ
@@ -80,4 +81,47 @@ def test_a_failing_rank_on_hostb_stops_hosta_and_is_named_with_its_host(cluster:
     assert "rank 2 on hostb failed first, with exit code 3" in done.stderr
     assert f"the node launcher on {cluster.hosts[1].addr} exited with status 3" in done.stderr
     assert elapsed < 50, f"took {elapsed:.1f} s: the sleeping ranks on hosta were not stopped"
+    assert cluster.wait_quiet() == {}
+
+
+@pytest.mark.timeout(200)
+def test_an_unreachable_host_stops_the_job_naming_that_host(cluster: Cluster, tmp_path: Path) -> None:
+    """hostb's address is replaced by one nobody holds (198.18.7.9): ssh gives up, hosta's launcher is stopped."""
+    hostfile = tmp_path / "hostfile"
+    hostfile.write_text(f"{cluster.hosts[0].addr} slots=1\n198.18.7.9 slots=1\n")
+    argv = [sys.executable, "-m", "launcher", "--hostfile", str(hostfile), "--master-port", str(cluster.next_port()),
+            *cluster.ssh_flags, "--ssh-option", "ConnectTimeout=3", "--grace-period", "1",
+            str(SCRIPTS / "fail_on_last_rank.py")]
+    started = time.monotonic()
+    done = subprocess.run(cluster.hosts[0].argv(argv), cwd=tmp_path, capture_output=True, text=True, timeout=150,
+                          env=clean_environ())
+    elapsed = time.monotonic() - started
+    assert done.returncode == 255, done.stderr
+    assert "the node launcher on 198.18.7.9 exited with status 255; every other node was stopped" in done.stderr
+    assert elapsed < 40, f"took {elapsed:.1f} s"
+    assert cluster.wait_quiet() == {}
+
+
+@pytest.mark.timeout(200)
+def test_a_killed_node_launcher_on_hostb_stops_the_job_on_both_hosts(cluster: Cluster, tmp_path: Path) -> None:
+    hosta, hostb = cluster.hosts
+    hostfile = tmp_path / "hostfile"
+    hostfile.write_text(f"{hosta.addr} slots=1\n{hostb.addr} slots=1\n")
+    argv = [sys.executable, "-m", "launcher", "--hostfile", str(hostfile), "--master-port", str(cluster.next_port()),
+            *cluster.ssh_flags, "--grace-period", "1", "--export", "RECORD_DIR", str(SCRIPTS / "start_then_sleep.py")]
+    head = subprocess.Popen(hosta.argv(argv), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=clean_environ({"RECORD_DIR": str(tmp_path)}))
+    deadline = time.monotonic() + 120
+    while len(list(tmp_path.glob("started-*"))) < 2:
+        assert time.monotonic() < deadline and head.poll() is None, head.communicate()
+        time.sleep(0.5)
+    launcher = [process for process in map(psutil.Process, hostb.pids())
+                if "launcher" in process.cmdline() and "--stop-on-stdin-eof" in process.cmdline()]
+    assert len(launcher) == 1
+    killed = time.monotonic()
+    launcher[0].kill()
+    _, stderr = head.communicate(timeout=60)
+    assert head.returncode == 128 + 9 or head.returncode == 255, stderr
+    assert f"the node launcher on {hostb.addr} exited with status" in stderr
+    assert time.monotonic() - killed < 30
     assert cluster.wait_quiet() == {}
