@@ -16,10 +16,11 @@ from tests.launcher.multinode.hosts import Cluster, Host
 ALLREDUCE = SCRIPTS / "allreduce_rank.py"
 
 
-def node_launcher(host: Host, endpoint: str, records: Path, timeout: int = 60) -> subprocess.Popen:
+def node_launcher(host: Host, endpoint: str, records: Path, timeout: int = 60, backend: str = "eager"
+                  ) -> subprocess.Popen:
     """`accel-launch --nnodes 2 --nproc-per-node 2 --rdzv-endpoint ENDPOINT` typed on `host`."""
     argv = [sys.executable, "-m", "launcher", "--nnodes", "2", "--nproc-per-node", "2", "--rdzv-endpoint", endpoint,
-            "--rdzv-id", "by-hand", "--rdzv-timeout", str(timeout), "--compile-backend", "eager", str(ALLREDUCE)]
+            "--rdzv-id", "by-hand", "--rdzv-timeout", str(timeout), "--compile-backend", backend, str(ALLREDUCE)]
     return subprocess.Popen(host.argv(argv), env=clean_environ({"RECORD_DIR": str(records)}),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -61,5 +62,21 @@ def test_a_node_that_never_comes_ends_the_wait_after_the_timeout_in_one_line(clu
     assert message in stderr
     assert elapsed < 10 + 20, f"took {elapsed:.1f} s for a 10 s --rdzv-timeout"
     assert "Traceback" not in stderr
+    assert list(tmp_path.glob("rank-*.json")) == []
+    assert cluster.wait_quiet() == {}
+
+
+@pytest.mark.timeout(200)
+def test_nodes_on_two_hosts_that_resolved_different_backends_are_refused_naming_both_hosts(
+        cluster: Cluster, tmp_path: Path) -> None:
+    hosta, hostb = cluster.hosts
+    endpoint = f"{hosta.addr}:{cluster.next_port()}"
+    nodes = [node_launcher(hosta, endpoint, tmp_path), node_launcher(hostb, endpoint, tmp_path, backend="aot_eager")]
+    outputs = [node.communicate(timeout=150) for node in nodes]
+    assert [node.returncode for node in nodes] == [2, 2], outputs
+    for _, stderr in outputs:
+        assert "the nodes resolved different compile backends" in stderr
+        assert "on hosta has 'eager' (from --compile-backend)" in stderr, stderr
+        assert "on hostb has 'aot_eager' (from --compile-backend)" in stderr
     assert list(tmp_path.glob("rank-*.json")) == []
     assert cluster.wait_quiet() == {}
