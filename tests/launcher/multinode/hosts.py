@@ -110,18 +110,22 @@ class Cluster:
 
 
 def namespaces_possible() -> str | None:
-    """Why this machine cannot make the hosts, or None when it can."""
-    if os.geteuid() != 0:
-        return "needs root to create network namespaces"
-    for program in ("ip", "unshare", "nsenter", "ssh", SSHD):
-        if shutil.which(program) is None:
-            return f"needs {program} (iproute2, util-linux, openssh; installed by .ci/run)"
+    """Why this machine cannot create network namespaces, or None when it can."""
+    if os.geteuid() != 0 or shutil.which("ip") is None:
+        return "needs root and iproute2 to create network namespaces"
     probe = f"{PREFIX}{os.getpid()}-probe"
     made = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
     if made.returncode != 0:
         return f"this machine cannot create network namespaces: {made.stderr.strip()}"
     subprocess.run(["ip", "netns", "del", probe], check=True)
     return None
+
+
+def programs_missing() -> str | None:
+    """Which programs the hosts need are not installed, or None."""
+    programs = ("unshare", "nsenter", "ssh", "ssh-keygen", SSHD, "pdsh", "mpirun")
+    missing = [program for program in programs if shutil.which(program) is None]
+    return f"needs {', '.join(missing)} (util-linux, openssh, pdsh, openmpi-bin; installed by .ci/run)" if missing else None
 
 
 def sweep_stale() -> None:
