@@ -125,7 +125,9 @@ def programs_missing() -> str | None:
     """Which programs the hosts need are not installed, or None."""
     programs = ("unshare", "nsenter", "ssh", "ssh-keygen", SSHD, "pdsh", "mpirun")
     missing = [program for program in programs if shutil.which(program) is None]
-    return f"needs {', '.join(missing)} (util-linux, openssh, pdsh, openmpi-bin; installed by .ci/run)" if missing else None
+    if not missing:
+        return None
+    return f"needs {', '.join(missing)} (util-linux, openssh, pdsh, openmpi-bin; installed by .ci/run)"
 
 
 def sweep_stale() -> None:

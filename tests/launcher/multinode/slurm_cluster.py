@@ -67,7 +67,8 @@ def _write_conf(cluster: Cluster, folder: Path, socket_path: Path) -> Path:
     for sub in ("state", *(f"spool-{host.name}" for host in cluster.hosts)):
         (folder / sub).mkdir()
     names = ",".join(host.name for host in cluster.hosts)
-    nodes = "".join(f"NodeName={host.name} NodeAddr={host.addr} CPUs={os.cpu_count()} State=UNKNOWN\n" for host in cluster.hosts)
+    nodes = "".join(f"NodeName={host.name} NodeAddr={host.addr} CPUs={os.cpu_count()} State=UNKNOWN\n"
+                    for host in cluster.hosts)
     conf = folder / "slurm.conf"
     conf.write_text(
         f"ClusterName=accelhosts\nSlurmctldHost={cluster.hosts[0].name}({cluster.hosts[0].addr})\n"

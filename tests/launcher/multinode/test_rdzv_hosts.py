@@ -30,7 +30,7 @@ def test_a_node_that_joins_late_still_makes_one_four_rank_job(cluster: Cluster, 
     hosta, hostb = cluster.hosts
     endpoint = f"{hosta.addr}:{cluster.next_port()}"
     first = node_launcher(hosta, endpoint, tmp_path)
-    time.sleep(8)
+    time.sleep(5)
     assert first.poll() is None, first.communicate()
     late = node_launcher(hostb, endpoint, tmp_path)
     outputs = [node.communicate(timeout=150) for node in (first, late)]
