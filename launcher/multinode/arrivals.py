@@ -17,10 +17,12 @@ _READ_TIMEOUT = timedelta(seconds=5)
 
 
 class Arrivals:
-    """The arrival list of rendezvous `run_id` in `store`; `me` is how this node is named there."""
+    """The arrival list of rendezvous `run_id` in `store`; `me` is how this node is named there, and the
+    wait is for `min_nodes` at `endpoint` for `seconds` (`--rdzv-timeout`)."""
 
-    def __init__(self, store: Store, run_id: str, me: str) -> None:
+    def __init__(self, store: Store, run_id: str, me: str, endpoint: str, min_nodes: int, seconds: float) -> None:
         self._store, self._key, self._me = store, _KEY.format(run_id), me
+        self._endpoint, self._min_nodes, self._seconds = endpoint, min_nodes, seconds
 
     def note(self) -> None:
         """Add this node to the list (before it waits for the others)."""
@@ -35,11 +37,11 @@ class Arrivals:
             return None
         return list(dict.fromkeys(line for line in text.splitlines() if line))
 
-    def timeout_message(self, endpoint: str, min_nodes: int, seconds: float) -> str:
+    def timeout_message(self) -> str:
         """One line: the wait that ran out, who came, and how many never did."""
         came = self.came()
-        waited = f"the nodes did not all come to {endpoint} within --rdzv-timeout {seconds:g} s"
+        waited = f"the nodes did not all come to {self._endpoint} within --rdzv-timeout {self._seconds:g} s"
         if came is None:
             return f"{waited}; this node was {self._me}"
-        missing = max(min_nodes - len(came), 0)
-        return f"{waited}: {len(came)} of {min_nodes} came ({', '.join(came)}); {missing} never did"
+        missing = max(self._min_nodes - len(came), 0)
+        return f"{waited}: {len(came)} of {self._min_nodes} came ({', '.join(came)}); {missing} never did"

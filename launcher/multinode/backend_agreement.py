@@ -68,9 +68,9 @@ class AgreeingRendezvousHandler(RendezvousHandler):
     """`inner`, whose every completed rendezvous is followed by the backend agreement."""
 
     def __init__(self, name: str, inner: RendezvousHandler, claim: BackendClaim, timeout: timedelta,
-                 arrivals: Arrivals | None = None, params: RendezvousParameters | None = None) -> None:
+                 arrivals: Arrivals | None = None) -> None:
         self._name, self._inner, self._claim, self._timeout = name, inner, claim, timeout
-        self._arrivals, self._params = arrivals, params
+        self._arrivals = arrivals
 
     def get_backend(self) -> str:
         return self._name
@@ -80,16 +80,14 @@ class AgreeingRendezvousHandler(RendezvousHandler):
         return self._inner.use_agent_store
 
     def next_rendezvous(self) -> RendezvousInfo:
-        if self._arrivals is None or self._params is None:
-            info = self._inner.next_rendezvous()
-        else:
+        if self._arrivals is not None:
             self._arrivals.note()
-            try:
-                info = self._inner.next_rendezvous()
-            except RendezvousTimeoutError:
-                seconds = float(self._params.get("join_timeout", 600))
-                message = self._arrivals.timeout_message(self._params.endpoint, self._params.min_nodes, seconds)
-                raise RendezvousTimeoutError(message) from None
+        try:
+            info = self._inner.next_rendezvous()
+        except RendezvousTimeoutError:
+            if self._arrivals is None:
+                raise
+            raise RendezvousTimeoutError(self._arrivals.timeout_message()) from None
         agree(info.store, info.rank, info.world_size, self._claim, self._timeout)
         return info
 
@@ -116,7 +114,7 @@ def _wrap(params: RendezvousParameters, inner_backend: str) -> AgreeingRendezvou
     claim = BackendClaim(*(str(params.get(key)) for key in CLAIM_KEYS))
     config = {key: value for key, value in params.config.items() if key not in CLAIM_KEYS}
     inner, arrivals = inner_handler(params, inner_backend, config, claim.host)
-    return AgreeingRendezvousHandler(params.backend, inner, claim, AGREEMENT_TIMEOUT, arrivals, params)
+    return AgreeingRendezvousHandler(params.backend, inner, claim, AGREEMENT_TIMEOUT, arrivals)
 
 
 def _create_accel_c10d(params: RendezvousParameters) -> RendezvousHandler:

@@ -49,4 +49,6 @@ def inner_handler(params: RendezvousParameters, backend: str, config: dict[str, 
             if attempt == len(attempts):
                 raise
     named = f"{me} at {local_addr}" if local_addr and local_addr != me else me
-    return create_handler(store, rdzv_backend, inner), Arrivals(store, params.run_id, named)
+    seconds = float(params.get("join_timeout", 600))
+    arrivals = Arrivals(store, params.run_id, named, params.endpoint, params.min_nodes, seconds)
+    return create_handler(store, rdzv_backend, inner), arrivals
