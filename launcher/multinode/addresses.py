@@ -19,8 +19,6 @@ import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-import psutil
-
 __all__ = ["Placement", "place_node", "GLOO_IFNAME_VAR"]
 
 GLOO_IFNAME_VAR = "GLOO_SOCKET_IFNAME"
@@ -83,6 +81,8 @@ def _address_toward(host: str, port: str) -> str | None:
 
 def _interface_of(node_addr: str) -> str | None:
     """The network interface that carries `node_addr` here, unless that is a loopback address."""
+    import psutil  # only multi-node launches need it: keep it off the one-node start-up path
+
     addrs = set(_resolve(node_addr))
     if not addrs or any(ipaddress.ip_address(addr.split("%")[0]).is_loopback for addr in addrs):
         return None
