@@ -98,7 +98,7 @@ class Cluster:
         return (f"-i {self.folder / 'user_key'} -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null "
                 "-o LogLevel=ERROR -o BatchMode=yes")
 
-    def wait_quiet(self, seconds: float = 15) -> dict[str, list[str]]:
+    def wait_quiet(self, seconds: float = 30) -> dict[str, list[str]]:
         """Wait until no host runs anything but its daemons; return what is still running, by hostname."""
         deadline = time.monotonic() + seconds
         while True:

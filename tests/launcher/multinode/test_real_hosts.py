@@ -98,7 +98,7 @@ def test_an_unreachable_host_stops_the_job_naming_that_host(cluster: Cluster, tm
     elapsed = time.monotonic() - started
     assert done.returncode == 255, done.stderr
     assert "the node launcher on 198.18.7.9 exited with status 255; every other node was stopped" in done.stderr
-    assert elapsed < 40, f"took {elapsed:.1f} s"
+    assert elapsed < 60, f"took {elapsed:.1f} s: the launcher on hosta was not stopped"
     assert cluster.wait_quiet() == {}
 
 

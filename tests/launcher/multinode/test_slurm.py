@@ -94,4 +94,4 @@ def test_scancel_stops_every_rank_on_every_node(cluster: Cluster, slurm: Slurm, 
     assert sorted(path.read_text() for path in tmp_path.glob("started-*")) == ["hosta", "hosta", "hostb", "hostb"]
     subprocess.run(cluster.hosts[0].argv(["scancel", job]), env=env, check=True, timeout=30)
     assert wait_for_no_jobs(cluster, slurm) == ""
-    assert cluster.wait_quiet(seconds=30) == {}
+    assert cluster.wait_quiet() == {}
