@@ -54,6 +54,8 @@ class JobConfig:
     timeout: float | None = None
     log_dir: str | None = None
     engine: EngineOptions = field(default_factory=EngineOptions)
+    node_addr: str | None = None  # multi-node: this node's address for the others (launcher.multinode.addresses)
+    hosts_store: bool | None = None  # multi-node: whether this node hosts the rendezvous store (None: torch guesses)
     job_env: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

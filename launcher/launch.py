@@ -17,6 +17,7 @@ from launcher.engine_options import EngineOptions
 from launcher.envfile import default_env_file, read_env_file
 from launcher.errors import AcceleratorChoiceError, ScriptNotFoundError, UsageError
 from launcher.local_slots import LocalSelection
+from launcher.multinode.addresses import Placement, place_node
 from launcher.multinode.node_identity import NodeIdentity, node_identity
 from launcher.plan import DEFAULT_MASTER_PORT
 from launcher.ports import ensure_port_free
@@ -93,6 +94,7 @@ def prepare_job(options: LaunchOptions, environ: dict[str, str], cwd: Path) -> P
     slots = node.slots if node is not None else _local_slots(options.local_selection, accelerator, devices_env)
     nproc = len(slots) if slots is not None else _nproc(options.nproc_per_node, accelerator)
     layout = _layout(options, identity)
+    placement = _placement(options, identity, layout, job_environ)
     devices = {devices_env: ",".join(map(str, slots))} if slots is not None and devices_env else {}
     notes = () if node is not None or slots is None or devices_env else (
         f"{accelerator.name} has no devices to choose from: the device flags start {nproc} rank(s)",)
@@ -107,17 +109,20 @@ def prepare_job(options: LaunchOptions, environ: dict[str, str], cwd: Path) -> P
         master_port=options.master_port,
         rdzv_backend=options.rdzv_backend,
         rdzv_endpoint=layout["rdzv_endpoint"],
-        rdzv_id=options.rdzv_id,
+        rdzv_id=options.rdzv_id or (identity.job_id if identity is not None and identity.job_id else ""),
         rdzv_timeout=options.rdzv_timeout,
         max_restarts=options.max_restarts,
         grace_period=options.grace_period,
         timeout=options.timeout,
         log_dir=options.log_dir,
         engine=options.engine,
+        node_addr=placement.node_addr if placement else None,
+        hosts_store=placement.hosts_store if placement else None,
         job_env={
             **{k: v for k, v in file_values.items() if k not in environ},
             **options.extra_env,
             **devices,
+            **(placement.rank_env if placement else {}),
             **_job_env(backend, accelerator.name, nproc, job_environ),
             **_binding(options.bind_cores, nproc, job_environ),
         },
@@ -130,13 +135,23 @@ def _layout(options: LaunchOptions, identity: NodeIdentity | None) -> dict:
     nnodes, endpoint = options.nnodes, options.rdzv_endpoint
     if identity is not None and options.nnodes == "1":
         nnodes = str(identity.nnodes)
-    if identity is not None and identity.master_addr and not endpoint and options.master_port is None:
-        endpoint = f"{identity.master_addr}:{DEFAULT_MASTER_PORT}"
+    if identity is not None and identity.master_addr and not endpoint:
+        # The engine's first node, never --master-addr's default 127.0.0.1; --master-port only sets the port.
+        endpoint = f"{identity.master_addr}:{options.master_port or DEFAULT_MASTER_PORT}"
     if options.node_rank is not None:
         node_rank = options.node_rank
     else:
         node_rank = identity.node_rank if identity is not None else 0
     return {"nnodes": nnodes, "node_rank": node_rank, "rdzv_endpoint": endpoint}
+
+
+def _placement(options: LaunchOptions, identity: NodeIdentity | None, layout: dict,
+               environ: dict[str, str]) -> Placement | None:
+    """Multi-node: this node's side of the rendezvous (launcher.multinode.addresses); None on one node."""
+    if layout["nnodes"] == "1":
+        return None
+    endpoint = layout["rdzv_endpoint"] or f"{options.master_addr}:{options.master_port or DEFAULT_MASTER_PORT}"
+    return place_node(identity.host if identity else None, endpoint, environ)
 
 
 def check_ports(config: JobConfig) -> None:

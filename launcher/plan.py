@@ -42,8 +42,14 @@ def rendezvous(config: JobConfig) -> tuple[str, str, dict[str, object]]:
     if config.node_range[1] > 1:
         backend = AGREEMENT_PREFIX + backend
         options = {**options, "accel_backend": config.backend.name, "accel_backend_source": config.backend.source,
-                   "accel_host": socket.gethostname()}
+                   "accel_host": socket.gethostname(), **_store_side(config)}
     return backend, endpoint, options
+
+
+def _store_side(config: JobConfig) -> dict[str, object]:
+    """Which node hosts the store and how the others reach this one, where known (torch guesses otherwise)."""
+    side: dict[str, object] = {} if config.node_addr is None else {"accel_node_addr": config.node_addr}
+    return side if config.hosts_store is None else {**side, "is_host": config.hosts_store}
 
 
 def plan_rows(config: JobConfig, detected_by: str) -> list[tuple[str, str]]:

@@ -5,6 +5,7 @@ re-exported here.
 
 from __future__ import annotations
 
+from launcher.multinode.addresses import Placement, place_node
 from launcher.multinode.backend_claims import BackendClaim, disagreement
 from launcher.multinode.errors import (
     HostfileError,
@@ -39,6 +40,7 @@ __all__ = [
     "NodeIdentity",
     "NodeIdentityError",
     "NodeSpec",
+    "Placement",
     "RemoteEnvError",
     "SelectionError",
     "disagreement",
@@ -51,6 +53,7 @@ __all__ = [
     "parse_node_table",
     "pdsh_command",
     "pdsh_shell_command",
+    "place_node",
     "remote_env",
     "select_nodes",
     "shell_command",

@@ -7,7 +7,9 @@ under its rendezvous rank and reads every other node's. When they differ, every 
 until every node has read all claims, so that the node hosting the store does not leave first.
 
 The node's claim comes from the rendezvous configuration (`rdzv_configs` of the launch config):
-`accel_backend`, `accel_backend_source`, `accel_host`.
+`accel_backend`, `accel_backend_source`, `accel_host`. The inner handler is made with the node's
+placement (`launcher.multinode.inner_handler`); a c10d wait that runs out says who came and how many
+never did.
 
 This module imports torch: import it only on the path that starts the elastic agent, never on the
 launcher's torch-free fast path (`launcher.multinode` does not re-export it).
@@ -23,10 +25,13 @@ from torch.distributed.elastic.rendezvous import (
     RendezvousHandler,
     RendezvousInfo,
     RendezvousParameters,
+    RendezvousTimeoutError,
     rendezvous_handler_registry,
 )
 
+from launcher.multinode.arrivals import Arrivals
 from launcher.multinode.backend_claims import BackendClaim, disagreement
+from launcher.multinode.inner_handler import inner_handler
 
 __all__ = ["BackendMismatchError", "AgreeingRendezvousHandler", "agree", "register_handlers", "CLAIM_KEYS"]
 
@@ -62,8 +67,10 @@ def agree(store: Store, rank: int, world_size: int, claim: BackendClaim, timeout
 class AgreeingRendezvousHandler(RendezvousHandler):
     """`inner`, whose every completed rendezvous is followed by the backend agreement."""
 
-    def __init__(self, name: str, inner: RendezvousHandler, claim: BackendClaim, timeout: timedelta) -> None:
+    def __init__(self, name: str, inner: RendezvousHandler, claim: BackendClaim, timeout: timedelta,
+                 arrivals: Arrivals | None = None) -> None:
         self._name, self._inner, self._claim, self._timeout = name, inner, claim, timeout
+        self._arrivals = arrivals
 
     def get_backend(self) -> str:
         return self._name
@@ -73,7 +80,14 @@ class AgreeingRendezvousHandler(RendezvousHandler):
         return self._inner.use_agent_store
 
     def next_rendezvous(self) -> RendezvousInfo:
-        info = self._inner.next_rendezvous()
+        if self._arrivals is not None:
+            self._arrivals.note()
+        try:
+            info = self._inner.next_rendezvous()
+        except RendezvousTimeoutError:
+            if self._arrivals is None:
+                raise
+            raise RendezvousTimeoutError(self._arrivals.timeout_message()) from None
         agree(info.store, info.rank, info.world_size, self._claim, self._timeout)
         return info
 
@@ -99,11 +113,8 @@ def _wrap(params: RendezvousParameters, inner_backend: str) -> AgreeingRendezvou
         raise ValueError(f"rendezvous backend {params.backend!r} needs rdzv_configs {', '.join(missing)}")
     claim = BackendClaim(*(str(params.get(key)) for key in CLAIM_KEYS))
     config = {key: value for key, value in params.config.items() if key not in CLAIM_KEYS}
-    inner_params = RendezvousParameters(
-        inner_backend, params.endpoint, params.run_id, params.min_nodes, params.max_nodes, params.local_addr, **config
-    )
-    inner = rendezvous_handler_registry.create_handler(inner_params)
-    return AgreeingRendezvousHandler(params.backend, inner, claim, AGREEMENT_TIMEOUT)
+    inner, arrivals = inner_handler(params, inner_backend, config, claim.host)
+    return AgreeingRendezvousHandler(params.backend, inner, claim, AGREEMENT_TIMEOUT, arrivals)
 
 
 def _create_accel_c10d(params: RendezvousParameters) -> RendezvousHandler:

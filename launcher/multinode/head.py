@@ -26,7 +26,7 @@ __all__ = ["HostSelection", "hostfile_commands", "describe_commands", "stop_when
 
 DEFAULT_RDZV_PORT = 29500
 # The head's own per-node choices in its job environment: each node launcher makes its own.
-_HEAD_ONLY = ("OMP_NUM_THREADS", "ACCEL_ACCELERATOR")
+_HEAD_ONLY = ("OMP_NUM_THREADS", "ACCEL_ACCELERATOR", "GLOO_SOCKET_IFNAME")
 # Passed as --compile-backend / --compile-backend-source instead, so no node re-resolves them.
 _PASSED_AS_FLAGS = ("ACCEL_COMPILE_BACKEND_SOURCE", "ACCEL_COMPILE_BACKEND")
 

@@ -7,6 +7,10 @@ Looked up in this order, the first that is present wins:
    `SLURM_NNODES`, and `SLURM_STEP_NODELIST` / `SLURM_JOB_NODELIST`, whose first host is the master;
 3. OpenMPI (`mpirun`): `OMPI_COMM_WORLD_RANK`, `OMPI_COMM_WORLD_SIZE`, `OMPI_COMM_WORLD_LOCAL_RANK`.
 
+Slurm's job and step ids (`SLURM_JOB_ID`, `SLURM_STEP_ID`) and OpenMPI's job id
+(`OMPI_MCA_ess_base_jobid`) give the rendezvous id when `--rdzv-id` is not given, so that the nodes of one
+job meet (each would draw its own random id otherwise).
+
 Under Slurm the node table entry is found by host name (`SLURMD_NODENAME`) when it is in the table,
 because Slurm numbers tasks in its own node order, not necessarily the one given to `--nodelist`.
 """
@@ -33,6 +37,13 @@ class NodeIdentity:
     master_addr: str | None
     source: str
     node: NodeSpec | None
+    own_name: str | None = None  # Slurm's name for this node (SLURMD_NODENAME), used when no table came along
+    job_id: str | None = None  # the engine's id of this job, the same on every node: the default --rdzv-id
+
+    @property
+    def host(self) -> str | None:
+        """This node's name or address as the other nodes know it, where the engine says it."""
+        return self.node.host if self.node is not None else self.own_name
 
 
 def node_identity(environ: Mapping[str, str]) -> NodeIdentity | None:
@@ -78,7 +89,9 @@ def _slurm(environ: Mapping[str, str], table: tuple[NodeSpec, ...] | None) -> No
         except ValueError as exc:
             raise NodeIdentityError(list_var, environ[list_var], f"not a Slurm host list: it {exc}") from None
     node = _table_entry(table, rank, ntasks, "SLURM_NTASKS", environ.get("SLURMD_NODENAME"))
-    return NodeIdentity(rank, ntasks, master, "Slurm", node)
+    job = environ.get("SLURM_JOB_ID")
+    job_id = f"slurm-{job}.{environ.get('SLURM_STEP_ID', '')}" if job else None
+    return NodeIdentity(rank, ntasks, master, "Slurm", node, environ.get("SLURMD_NODENAME"), job_id)
 
 
 def _openmpi(environ: Mapping[str, str], table: tuple[NodeSpec, ...] | None) -> NodeIdentity:
@@ -88,7 +101,9 @@ def _openmpi(environ: Mapping[str, str], table: tuple[NodeSpec, ...] | None) -> 
         expected = "must be 0: start one accel-launch per host (mpirun --map-by ppr:1:node)"
         raise NodeIdentityError("OMPI_COMM_WORLD_LOCAL_RANK", environ["OMPI_COMM_WORLD_LOCAL_RANK"], expected)
     node = _table_entry(table, rank, size, "OMPI_COMM_WORLD_SIZE", None)
-    return NodeIdentity(rank, size, table[0].host if table else None, "OpenMPI", node)
+    job = environ.get("OMPI_MCA_ess_base_jobid")
+    return NodeIdentity(rank, size, table[0].host if table else None, "OpenMPI", node,
+                        job_id=f"openmpi-{job}" if job else None)
 
 
 def _table_entry(

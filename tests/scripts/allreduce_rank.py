@@ -2,6 +2,7 @@
 
 import json
 import os
+import socket
 import sys
 
 import torch
@@ -15,8 +16,10 @@ def main() -> None:
         dist.all_reduce(total)
         record = {
             "sum": total.item(),
+            "host": socket.gethostname(),
             "argv": sys.argv[1:],
             "env": {key: os.environ.get(key) for key in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "GROUP_RANK",
+                                                         "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
                                                          "ACCEL_COMPILE_BACKEND", "ACCEL_COMPILE_BACKEND_SOURCE",
                                                          "EXPORTED")},
         }

@@ -46,7 +46,7 @@ def test_slurm_gives_rank_count_and_the_first_host_of_the_step() -> None:
 
 def test_slurm_finds_the_node_table_entry_by_host_name_not_task_order() -> None:
     environ = {**TABLE, "SLURM_PROCID": "0", "SLURM_NTASKS": "2", "SLURM_JOB_NODELIST": "h[1-2]", "SLURMD_NODENAME": "h2"}
-    assert node_identity(environ) == NodeIdentity(0, 2, "h1", "Slurm", NODES[1])
+    assert node_identity(environ) == NodeIdentity(0, 2, "h1", "Slurm", NODES[1], "h2")
 
 
 def test_openmpi_gives_rank_and_count_and_the_table_entry_by_rank() -> None:
@@ -107,3 +107,11 @@ def test_slurm_host_lists_expand_in_order(nodelist: str, hosts: tuple[str, ...])
 def test_a_malformed_slurm_host_list_is_a_value_error(nodelist: str) -> None:
     with pytest.raises(ValueError):
         expand_nodelist(nodelist)
+
+
+def test_slurm_and_openmpi_job_ids_are_the_default_rendezvous_id_of_every_node() -> None:
+    slurm = {"SLURM_PROCID": "1", "SLURM_NTASKS": "2", "SLURM_JOB_ID": "42", "SLURM_STEP_ID": "0"}
+    assert node_identity(slurm).job_id == "slurm-42.0"
+    openmpi = {"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "2", "OMPI_MCA_ess_base_jobid": "123"}
+    assert node_identity(openmpi).job_id == "openmpi-123"
+    assert node_identity({"SLURM_PROCID": "0", "SLURM_NTASKS": "1"}).job_id is None
