@@ -87,11 +87,10 @@ def cache_dir(environ: Mapping[str, str]) -> Path:
 
 
 def cache_key(accelerator: str, torch_build: Mapping[str, object] | None) -> dict[str, object]:
-    """Everything the backend list of `accelerator` depends on, as plain JSON values."""
-    try:
-        torch_version: str | None = importlib.metadata.version("torch")
-    except importlib.metadata.PackageNotFoundError:
-        torch_version = None
+    """Everything the backend list of `accelerator` depends on, as plain JSON values.
+
+    torch's version is part of `torch_build` (its version.py); only without that is it looked up by name."""
+    torch_version = None if torch_build is not None else _distribution_version("torch")
     entry_points = importlib.metadata.entry_points(group="torch_dynamo_backends")
     return {
         "format": _FORMAT,
@@ -180,15 +179,21 @@ def _vendor_packages() -> list[str]:
     return sorted({*devices, *PACKAGE_NEEDED.values()})
 
 
+def _distribution_version(name: str) -> str | None:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
 def _package_version(package: str) -> str | None:
     """The installed version of `package` (None when absent; its location when it has no metadata)."""
     if not package_installed(package):
         return None
     for distribution in importlib.metadata.packages_distributions().get(package, [package]):
-        try:
-            return importlib.metadata.version(distribution)
-        except importlib.metadata.PackageNotFoundError:
-            continue
+        version = _distribution_version(distribution)
+        if version is not None:
+            return version
     spec = importlib.util.find_spec(package)
     origin = (spec.origin or "") if spec is not None else ""
     try:

@@ -21,7 +21,7 @@ from launcher.multinode.addresses import Placement, place_node
 from launcher.multinode.node_identity import NodeIdentity, node_identity
 from launcher.plan import DEFAULT_MASTER_PORT
 from launcher.ports import ensure_port_free
-from launcher.rank_env import ACCELERATOR_VAR, job_environment
+from launcher.rank_env import ACCELERATOR_VAR, job_environment, physical_cores
 from launcher.resolve import ResolvedBackend, resolve_backend
 
 __all__ = ["LaunchOptions", "PreparedJob", "prepare_job", "check_ports"]
@@ -234,6 +234,4 @@ def _count_of(kind: str) -> int:
 
 
 def _job_env(backend: ResolvedBackend, accelerator: str, nproc: int, environ: dict[str, str]) -> dict[str, str]:
-    import psutil
-
-    return job_environment(backend, accelerator, nproc, environ, psutil.cpu_count(logical=False))
+    return job_environment(backend, accelerator, nproc, environ, physical_cores())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 from launcher.resolve import ENV_VAR, ResolvedBackend
 
@@ -13,6 +14,7 @@ __all__ = [
     "TORCHRUN_VARS",
     "job_environment",
     "omp_threads",
+    "physical_cores",
 ]
 
 LAUNCHER_PID_VAR = "ACCEL_LAUNCHER_PID"
@@ -46,3 +48,19 @@ def job_environment(
 def omp_threads(physical_cores: int | None, local_ranks: int) -> int:
     """Physical cores shared out among the node's ranks, at least one each."""
     return max(1, (physical_cores or 1) // max(1, local_ranks))
+
+
+def physical_cores() -> int | None:
+    """The machine's physical cores: distinct (package, core) pairs in Linux's sysfs, as psutil counts them,
+    without importing psutil on the launch path; psutil's answer elsewhere."""
+    cores = set()
+    for topology in Path("/sys/devices/system/cpu").glob("cpu[0-9]*/topology"):
+        try:
+            cores.add(((topology / "physical_package_id").read_text(), (topology / "core_id").read_text()))
+        except OSError:
+            continue
+    if cores:
+        return len(cores)
+    import psutil
+
+    return psutil.cpu_count(logical=False)
