@@ -59,7 +59,9 @@ def launch(contender: str, ranks: int, args: Sequence[str], stamps: Path) -> tup
                                       "LOCAL_RANK": str(rank)}, stdout=subprocess.DEVNULL) for rank in range(ranks)]
         status, errors = max(process.wait() for process in processes), ""
     else:
-        launcher = [str(BIN / "torchrun"), "--standalone"] if contender == "torchrun" else [str(BIN / "accel-launch")]
+        # accel-launch resolves eager, the backend the other contenders' ranks set themselves (scripts/first_line.py)
+        launcher = ([str(BIN / "torchrun"), "--standalone"] if contender == "torchrun"
+                    else [str(BIN / "accel-launch"), "--compile-backend", "eager"])
         done = subprocess.run([*launcher, "--nproc-per-node", str(ranks), *program], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
         status, errors = done.returncode, done.stderr

@@ -1,8 +1,9 @@
 """A rank as most training scripts start: its first line, then torch, a gloo process group and an all_reduce.
 
 Stamps wall-clock times into $BENCH_STAMPS: `first-<RANK>` at its first line, `end-<RANK>` just before it
-exits. `--compile` adds a torch.compile of a small model, called once, with the default backend (made
-`eager` where no launcher of ours set it, so every contender does the same work); `--import-dynamo`
+exits. `--compile` adds a torch.compile of a small model, called once, with the default backend: `eager`,
+set here where no launcher of ours set it (the benchmark has accel-launch resolve `eager`), so every
+contender does the same work; `--import-dynamo`
 imports torch._dynamo right after torch, as the older benchmark scenario did.
 """
 
