@@ -16,6 +16,7 @@ from launcher.config import Program
 from launcher.errors import LaunchError
 from launcher.launch import LaunchOptions, check_ports, prepare_job
 from launcher.plan import format_plan, plan_rows
+from launcher.validate import check_options
 
 __all__ = ["main", "report_main", "accel_launch"]
 
@@ -94,6 +95,7 @@ def accel_launch(script: str, script_args: tuple[str, ...], module: bool, no_pyt
     _configure_logging(verbose)
     launch_options = LaunchOptions(program=Program(mode, script, tuple(script_args)), **options)
     try:
+        check_options(launch_options, Path.cwd())
         job = prepare_job(launch_options, dict(os.environ), Path.cwd())
         if hostfile is not None:
             from launcher.multinode.head import HostSelection, hostfile_commands
@@ -164,10 +166,14 @@ def _configure_logging(verbose: bool) -> None:
 
 
 def main() -> None:
-    """Console script `accel-launch`; `accel-launch report` prints the report."""
+    """Console script `accel-launch`; `accel-launch report` prints the report. Never ends in a traceback."""
+    from launcher.last_resort import run_last_resort
+    from launcher.std_streams import guard_std_streams
+
+    guard_std_streams()
     if sys.argv[1:2] == ["report"] and not Path("report").exists():
-        return report_main(sys.argv[2:])
-    accel_launch(prog_name="accel-launch")
+        return run_last_resort(lambda: report_main(sys.argv[2:]))
+    run_last_resort(lambda: accel_launch(prog_name="accel-launch"))
 
 
 def report_main(argv: list[str] | None = None) -> None:

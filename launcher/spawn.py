@@ -21,7 +21,11 @@ from pathlib import Path
 from collections.abc import Iterator
 
 from launcher.config import JobConfig
+from launcher.exit_order import ExitOrder
 from launcher.failure import RankFailure, exit_status, failure_from_engine
+from launcher.first_failure import first_failure
+from launcher.grace import bounded_stops
+from launcher.leftovers import make_private_folder
 from launcher.plan import AGREEMENT_PREFIX, rank_command, rendezvous
 from launcher.rank_env import LAUNCHER_PID_VAR
 from launcher.reaper import become_subreaper, sweep_descendants
@@ -60,12 +64,13 @@ def run_job(config: JobConfig) -> JobOutcome:
     become_subreaper()
     log_root = _log_root(config)
     command = rank_command(config)
+    order = ExitOrder()
     try:
-        with _deadline(config.timeout):
+        with _deadline(config.timeout), bounded_stops(config.grace_period), order:
             launch_agent(_elastic_config(config, log_root), command[0], command[1:])
         return JobOutcome(0)
     except ChildFailedError as exc:
-        return _failed(exc, log_root)
+        return _failed(exc, log_root, order)
     except SignalException as exc:
         name = signal.Signals(exc.sigval).name
         return JobOutcome(128 + int(exc.sigval), f"stopped by {name}; every rank was stopped")
@@ -123,11 +128,11 @@ def _log_root(config: JobConfig) -> Path:
     if config.log_dir:
         os.makedirs(config.log_dir, exist_ok=True)
         return Path(tempfile.mkdtemp(prefix="accel-launch-", dir=config.log_dir))
-    return Path(tempfile.mkdtemp(prefix="accel-launch-"))
+    return make_private_folder()
 
 
-def _failed(exc, log_root: Path) -> JobOutcome:
-    rank, failure = exc.get_first_failure()
+def _failed(exc, log_root: Path, order: ExitOrder) -> JobOutcome:
+    rank, failure = first_failure(exc.failures, order)
     stderr_log = _stderr_log(log_root, failure.local_rank)
     account = failure_from_engine(rank, failure.exitcode, failure.message, stderr_log)
     return JobOutcome(exit_status(failure.exitcode), account.summary(), account)
