@@ -2,23 +2,38 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from launcher.exit_order import ExitOrder
 
-__all__ = ["first_failure"]
+__all__ = ["first_failure", "lost_a_peer"]
+
+# What a rank writes when it failed because a peer went away (gloo, NCCL, the c10d store).
+_PEER_LOST = re.compile(
+    r"Connection closed by peer|Connection reset by peer|Broken pipe|DistNetworkError|"
+    r"NCCL communicator was aborted|recvValue?\b.*failed|failed to recv, got 0 bytes",
+    re.IGNORECASE,
+)
 
 
-def first_failure(failures: Mapping[int, Any], order: ExitOrder) -> tuple[int, Any]:
-    """(rank, torch's ProcessFailure) of the failure whose process exited first.
+def lost_a_peer(stderr_tail: tuple[str, ...]) -> bool:
+    """True when a rank's last lines say it failed because a peer's connection went away."""
+    return any(_PEER_LOST.search(line) for line in stderr_tail)
 
-    When the exit of every failed process was seen, the exit times decide; otherwise torch's own
-    timestamps (whole seconds, from the error file or from when it noticed), the lowest rank on a tie.
+
+def first_failure(failures: Mapping[int, Any], order: ExitOrder,
+                  stderr_tail: Callable[[Any], tuple[str, ...]]) -> tuple[int, Any]:
+    """(rank, torch's ProcessFailure) of the failure that started the teardown.
+
+    Failures are ordered by exit time when the exit of every failed process was seen, else by torch's
+    own timestamps (whole seconds) and rank; the first one that did not merely lose a peer is the cause.
     """
     by_pid = {failure.pid: rank for rank, failure in failures.items()}
     if by_pid.keys() <= order.exited.keys():
-        rank = by_pid[order.first(by_pid)]
+        ranks = sorted(failures, key=lambda r: order.exited[failures[r].pid])
     else:
-        rank = min(failures, key=lambda r: (failures[r].timestamp, r))
-    return rank, failures[rank]
+        ranks = sorted(failures, key=lambda r: (failures[r].timestamp, r))
+    cause = next((r for r in ranks if not lost_a_peer(stderr_tail(failures[r]))), ranks[0])
+    return cause, failures[cause]

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 
 from launcher.config import JobConfig
 from launcher.exit_order import ExitOrder
-from launcher.failure import RankFailure, exit_status, failure_from_engine
+from launcher.failure import RankFailure, exit_status, failure_from_engine, tail_lines
 from launcher.first_failure import first_failure
 from launcher.grace import bounded_stops
 from launcher.leftovers import make_private_folder
@@ -132,7 +132,11 @@ def _log_root(config: JobConfig) -> Path:
 
 
 def _failed(exc, log_root: Path, order: ExitOrder) -> JobOutcome:
-    rank, failure = first_failure(exc.failures, order)
+    def tail(failure) -> tuple[str, ...]:
+        log = _stderr_log(log_root, failure.local_rank)
+        return tail_lines(log) if log is not None else ()
+
+    rank, failure = first_failure(exc.failures, order, tail)
     stderr_log = _stderr_log(log_root, failure.local_rank)
     account = failure_from_engine(rank, failure.exitcode, failure.message, stderr_log)
     return JobOutcome(exit_status(failure.exitcode), account.summary(), account)

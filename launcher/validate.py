@@ -35,6 +35,10 @@ _RDZV_ID = re.compile(r"[A-Za-z0-9_.:@+-]{1,128}")
 
 def check_options(options: LaunchOptions, cwd: Path) -> None:
     """Raise LaunchError (UsageError, ScriptNotFoundError) for the first option that cannot work."""
+    for option, value in (("--accelerator", options.accelerator), ("--ds-config", options.ds_config),
+                          ("--env-file", options.env_file), ("--log-dir", options.log_dir)):
+        if value is not None and not value.strip():
+            raise UsageError(option, value, "give a value, or leave the flag out")
     _seconds("--grace-period", options.grace_period, MAX_GRACE_SECONDS)
     if options.timeout is not None:
         _seconds("--timeout", options.timeout, MAX_SECONDS)
@@ -72,8 +76,6 @@ def _endpoint(value: str) -> None:
 
 
 def _log_dir(value: str) -> None:
-    if not value:
-        raise UsageError("--log-dir", value, "give a folder, or leave the flag out")
     path = Path(value)
     existing = next((p for p in (path, *path.absolute().parents) if p.exists()), None)
     if existing is None or not existing.is_dir():
