@@ -29,6 +29,7 @@ from launcher.leftovers import make_private_folder
 from launcher.plan import AGREEMENT_PREFIX, rank_command, rendezvous
 from launcher.rank_env import LAUNCHER_PID_VAR
 from launcher.reaper import become_subreaper, sweep_descendants
+from launcher.restarts import restart_environment
 
 __all__ = ["JobOutcome", "run_job", "silence_engine_logs", "TIMEOUT_STATUS"]
 
@@ -60,6 +61,7 @@ def run_job(config: JobConfig) -> JobOutcome:
 
     gc.freeze()  # torch's import-time objects outlive the job: keep them out of every collection and the exit's
     os.environ.update(config.job_env)
+    os.environ.update(restart_environment(config, os.environ))
     os.environ[LAUNCHER_PID_VAR] = str(os.getpid())
     become_subreaper()
     log_root = _log_root(config)
