@@ -112,6 +112,10 @@ class Job:
         """When rank `rank` recorded its start (wall clock)."""
         return (self.record_dir / f"started-{rank}").stat().st_mtime
 
+    def sigterm_time(self, rank: int) -> float:
+        """When rank `rank` (a rank that ignores SIGTERM) got its first SIGTERM (wall clock)."""
+        return float((self.record_dir / f"sigterm-{rank}").read_text())
+
     def wait_started(self, count: int, timeout: float = 150) -> dict[int, dict[str, str]]:
         """Wait until `count` ranks recorded their start; fail with the launcher's output if they do not."""
         deadline = time.monotonic() + timeout

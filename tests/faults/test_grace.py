@@ -22,10 +22,10 @@ def test_a_failure_stops_a_rank_that_ignores_sigterm_after_the_grace_period(run_
 
     assert finished.returncode == 3, finished.stderr
     assert "rank 1 on " in finished.stderr and "failed first, with exit code 3" in finished.stderr
-    after_fault = finished.ended_at - job.started_time(1)
-    assert grace - 0.1 <= after_fault < grace + 15, after_fault
+    after_sigterm = finished.ended_at - job.sigterm_time(0)
+    assert grace - 0.1 <= after_sigterm < grace + 10, after_sigterm
     assert wait_gone(job.marker, timeout=5) == []
-    figures(status=finished.returncode, seconds=after_fault)
+    figures(status=finished.returncode, seconds=after_sigterm, after_fault=finished.ended_at - job.started_time(1))
 
 
 @pytest.mark.timeout(240)
@@ -34,10 +34,10 @@ def test_a_timeout_stops_a_rank_that_ignores_sigterm_after_the_grace_period(run_
 
     assert finished.returncode == 124, finished.stderr
     assert len(job.started_ranks()) == 1
-    past_deadline = finished.seconds - 20
-    assert 0.9 <= past_deadline < 15, past_deadline
+    after_sigterm = finished.ended_at - job.sigterm_time(0)
+    assert 0.9 <= after_sigterm < 11, after_sigterm
     assert wait_gone(job.marker, timeout=5) == []
-    figures(status=finished.returncode, seconds=past_deadline)
+    figures(status=finished.returncode, seconds=after_sigterm)
 
 
 @pytest.mark.timeout(240)
@@ -45,9 +45,8 @@ def test_a_restart_stops_a_rank_that_ignores_sigterm_after_the_grace_period(run_
     finished, job = run_job(["--grace-period", "1", "--max-restarts", "1", *TWO, script("flaky.py")], IGNORING)
 
     assert finished.returncode == 0, finished.stderr
-    first_failure = (job.record_dir / "attempt-0-1").stat().st_mtime
     restarted = min((job.record_dir / f"attempt-1-{rank}").stat().st_mtime for rank in (0, 1))
-    to_restart = restarted - first_failure
-    assert 1 <= to_restart < 30, to_restart  # includes the new ranks' start (torch's import)
+    to_restart = restarted - job.sigterm_time(0)
+    assert 1 <= to_restart < 30, to_restart  # includes the new ranks' start (their import of accelerators)
     assert wait_gone(job.marker, timeout=5) == []
     figures(status=finished.returncode, seconds=to_restart)

@@ -2,13 +2,12 @@
 (ignoring SIGTERM when IGNORE_TERM=1, so that only the SIGKILL after the grace period ends them)."""
 
 import os
-import signal
 import sys
 
-from _rank import mark_started, sleep_forever
+from _rank import ignore_sigterm, mark_started, sleep_forever
 
 if os.environ.get("IGNORE_TERM") == "1":
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    ignore_sigterm()
 mark_started()
 if os.environ["RANK"] == os.environ.get("FAIL_RANK", "0"):
     print(f"rank {os.environ['RANK']}: failing on purpose", file=sys.stderr, flush=True)

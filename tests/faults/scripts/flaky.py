@@ -5,10 +5,9 @@ group re-forms); with IGNORE_TERM=1 the other ranks of the first attempt ignore 
 """
 
 import os
-import signal
 import sys
 
-from _rank import mark_started, sleep_forever
+from _rank import ignore_sigterm, mark_started, sleep_forever
 
 attempt = int(os.environ["TORCHELASTIC_RESTART_COUNT"])
 rank = os.environ["RANK"]
@@ -31,5 +30,5 @@ if attempt == 0 and rank == os.environ.get("FAIL_RANK", "1"):
     print(f"rank {rank}: failing once on purpose", file=sys.stderr, flush=True)
     sys.exit(3)
 if attempt == 0 and os.environ.get("IGNORE_TERM") == "1":
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    ignore_sigterm()
     sleep_forever()
