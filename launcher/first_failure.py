@@ -8,7 +8,7 @@ from typing import Any
 
 from launcher.exit_order import ExitOrder
 
-__all__ = ["first_failure", "lost_a_peer"]
+__all__ = ["first_failure", "lost_a_peer", "lost_peer_note"]
 
 # What a rank writes when it failed because a peer went away (gloo, NCCL, the c10d store).
 _PEER_LOST = re.compile(
@@ -17,10 +17,23 @@ _PEER_LOST = re.compile(
     re.IGNORECASE,
 )
 
+# gloo names the peer it lost: `Connection closed by peer [10.0.0.7]:12345`, `Read error [10.0.0.7]:12345`.
+_PEER_ADDRESS = re.compile(r"\[([0-9A-Fa-f.:]+)\]:\d+")
+
 
 def lost_a_peer(stderr_tail: tuple[str, ...]) -> bool:
     """True when a rank's last lines say it failed because a peer's connection went away."""
     return any(_PEER_LOST.search(line) for line in stderr_tail)
+
+
+def lost_peer_note(stderr_tail: tuple[str, ...]) -> str | None:
+    """For a cause that itself only lost a peer: one line naming the peer's address, when gloo said it."""
+    if not lost_a_peer(stderr_tail):
+        return None
+    lost_lines = [line for line in stderr_tail if _PEER_LOST.search(line)]
+    found = next((m.group(1) for line in lost_lines if (m := _PEER_ADDRESS.search(line))), None)
+    where = f"its peer at {found}" if found else "a peer"
+    return f"it lost {where} first: a rank or a node there went away (lost node, or a failure there)"
 
 
 def first_failure(failures: Mapping[int, Any], order: ExitOrder,

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from launcher.config import JobConfig
 from launcher.exit_order import ExitOrder
 from launcher.failure import RankFailure, exit_status, failure_from_engine, tail_lines
-from launcher.first_failure import first_failure
+from launcher.first_failure import first_failure, lost_peer_note
 from launcher.grace import bounded_stops
 from launcher.leftovers import make_private_folder
 from launcher.plan import AGREEMENT_PREFIX, rank_command, rendezvous
@@ -81,7 +81,8 @@ def run_job(config: JobConfig) -> JobOutcome:
     except BackendMismatchError as exc:
         return JobOutcome(2, str(exc))
     except RendezvousError as exc:
-        return JobOutcome(1, f"rendezvous failed: {exc}")
+        where = rendezvous(config)[1]
+        return JobOutcome(1, f"rendezvous failed: {exc} (the store at {where}: its node is gone, or never came)")
     finally:
         sweep_descendants(grace_seconds=min(config.grace_period, 2.0))
         if config.log_dir is None:
@@ -141,7 +142,9 @@ def _failed(exc, log_root: Path, order: ExitOrder) -> JobOutcome:
     rank, failure = first_failure(exc.failures, order, tail)
     stderr_log = _stderr_log(log_root, failure.local_rank)
     account = failure_from_engine(rank, failure.exitcode, failure.message, stderr_log)
-    return JobOutcome(exit_status(failure.exitcode), account.summary(), account)
+    note = lost_peer_note(account.output_tail)
+    message = account.summary() if note is None else f"{account.summary()}\n  {note}"
+    return JobOutcome(exit_status(failure.exitcode), message, account)
 
 
 def _stderr_log(log_root: Path, local_rank: int) -> Path | None:
