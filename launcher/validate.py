@@ -124,6 +124,7 @@ def _compiles(target: str, path: Path) -> None:
     try:
         compile(source, str(path), "exec", dont_inherit=True)
     except SyntaxError as exc:
-        raise ScriptNotFoundError(target, f"{type(exc).__name__} at line {exc.lineno}: {exc.msg}") from None
+        where = f" at line {exc.lineno}" if exc.lineno else ""
+        raise ScriptNotFoundError(target, f"{type(exc).__name__}{where}: {exc.msg}") from None
     except ValueError as exc:
         raise ScriptNotFoundError(target, f"cannot be compiled ({exc})") from None
