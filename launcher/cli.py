@@ -95,7 +95,7 @@ def accel_launch(script: str, script_args: tuple[str, ...], module: bool, no_pyt
     _configure_logging(verbose)
     launch_options = LaunchOptions(program=Program(mode, script, tuple(script_args)), **options)
     try:
-        check_options(launch_options, Path.cwd())
+        check_options(launch_options, Path.cwd(), head=hostfile is not None)
         job = prepare_job(launch_options, dict(os.environ), Path.cwd())
         if hostfile is not None:
             from launcher.multinode.head import HostSelection, hostfile_commands

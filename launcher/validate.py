@@ -33,8 +33,11 @@ _MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 _RDZV_ID = re.compile(r"[A-Za-z0-9_.:@+-]{1,128}")
 
 
-def check_options(options: LaunchOptions, cwd: Path) -> None:
-    """Raise LaunchError (UsageError, ScriptNotFoundError) for the first option that cannot work."""
+def check_options(options: LaunchOptions, cwd: Path, head: bool = False) -> None:
+    """Raise LaunchError (UsageError, ScriptNotFoundError) for the first option that cannot work.
+
+    `head`: this launcher starts node launchers from a hostfile (they get an endpoint, so c10d).
+    """
     for option, value in (("--accelerator", options.accelerator), ("--ds-config", options.ds_config),
                           ("--env-file", options.env_file), ("--log-dir", options.log_dir)):
         if value is not None and not value.strip():
@@ -55,6 +58,11 @@ def check_options(options: LaunchOptions, cwd: Path) -> None:
         raise UsageError("--rdzv-id", options.rdzv_id, "expected 1 to 128 letters, digits or ._:@+-")
     if options.rdzv_backend == "static" and ":" in options.nnodes:
         raise UsageError("--nnodes", options.nnodes, "--rdzv-backend static needs a fixed node count")
+    by_port = options.master_port is not None and not options.rdzv_endpoint and not head
+    static = options.rdzv_backend == "static" or by_port
+    if static and options.max_restarts > 0:
+        raise UsageError("--max-restarts", options.max_restarts, "restarts need the c10d rendezvous, and --master-port "
+                         "or --rdzv-backend static selects the static one; use --rdzv-endpoint HOST:PORT instead")
     if options.log_dir is not None:
         _log_dir(options.log_dir)
     _program(options.program, cwd)

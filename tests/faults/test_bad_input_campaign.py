@@ -45,6 +45,8 @@ CASES = [
     ("rdzv-id-with-slash", ["--rdzv-id", "a/b", OK], {}, {}, ["--rdzv-id", "'a/b'"]),
     ("rdzv-id-too-long", ["--rdzv-id", "x" * 200, OK], {}, {}, ["--rdzv-id", "1 to 128"]),
     ("static-rdzv-with-node-range", [*SEVEN, "--nnodes", "1:2", OK], {}, {}, ["--nnodes", "fixed node count"]),
+    ("restarts-with-static-rendezvous", ["--master-port", "29999", "--max-restarts", "1", OK], {}, {},
+     ["--max-restarts", "restarts need the c10d rendezvous", "--rdzv-endpoint"]),
     ("accelerator-empty", ["--accelerator", "", OK], {}, {}, ["--accelerator", "give a value"]),
     ("accelerator-blank-env", [OK], {"ACCEL_ACCELERATOR": "x y"}, {}, ["ACCEL_ACCELERATOR", "unknown accelerator"]),
     ("module-and-no-python", ["-m", "--no-python", "x"], {}, {}, ["cannot be used together"]),
