@@ -16,7 +16,7 @@ from pathlib import Path
 
 __all__ = ["ExitOrder"]
 
-_DISCOVER_SECONDS = 0.05
+_DISCOVER_SECONDS = 0.1
 
 
 class ExitOrder:

@@ -84,7 +84,7 @@ def run_job(config: JobConfig) -> JobOutcome:
         where = rendezvous(config)[1]
         return JobOutcome(1, f"rendezvous failed: {exc} (the store at {where}: its node is gone, or never came)")
     finally:
-        sweep_descendants(grace_seconds=min(config.grace_period, 2.0))
+        sweep_descendants(grace_seconds=config.grace_period)
         if config.log_dir is None:
             shutil.rmtree(log_root, ignore_errors=True)
 

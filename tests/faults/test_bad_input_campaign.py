@@ -17,7 +17,7 @@ from .jobs import FIFO, assert_refused, script
 OK = script("ok.py")
 DEEP = "[" * 100_000 + "]" * 100_000
 TOO_BIG = " " * (1 << 20) + "{}"
-SEVEN = ["--rdzv-backend", "static", "--master-port", "29999"]
+STATIC = ["--rdzv-backend", "static", "--master-port", "29999"]
 
 # (id, launcher args, environment, files in the working directory, fragments the error line must hold)
 CASES = [
@@ -44,7 +44,7 @@ CASES = [
     ("rdzv-endpoint-empty-host", ["--rdzv-endpoint", ":29500", OK], {}, {}, ["--rdzv-endpoint", "':29500'"]),
     ("rdzv-id-with-slash", ["--rdzv-id", "a/b", OK], {}, {}, ["--rdzv-id", "'a/b'"]),
     ("rdzv-id-too-long", ["--rdzv-id", "x" * 200, OK], {}, {}, ["--rdzv-id", "1 to 128"]),
-    ("static-rdzv-with-node-range", [*SEVEN, "--nnodes", "1:2", OK], {}, {}, ["--nnodes", "fixed node count"]),
+    ("static-rdzv-with-node-range", [*STATIC, "--nnodes", "1:2", OK], {}, {}, ["--nnodes", "fixed node count"]),
     ("restarts-with-static-rendezvous", ["--master-port", "29999", "--max-restarts", "1", OK], {}, {},
      ["--max-restarts", "restarts need the c10d rendezvous", "--rdzv-endpoint"]),
     ("accelerator-empty", ["--accelerator", "", OK], {}, {}, ["--accelerator", "give a value"]),
@@ -68,7 +68,8 @@ CASES = [
      ["ds_config ds.json (from script argument --deepspeed_config)", "is a FIFO"]),
     ("ds-config-directory", ["--ds-config", "d", OK], {}, {"d/x": ""}, ["ds_config d", "is a directory"]),
     ("ds-config-device", ["--ds-config", "/dev/zero", OK], {}, {}, ["ds_config /dev/zero", "character device"]),
-    ("ds-config-too-big", ["--ds-config", "ds.json", OK], {}, {"ds.json": TOO_BIG}, ["ds_config ds.json", "larger than"]),
+    ("ds-config-too-big", ["--ds-config", "ds.json", OK], {}, {"ds.json": TOO_BIG},
+     ["ds_config ds.json", "larger than"]),
     ("ds-config-deeply-nested", ["--ds-config", "ds.json", OK], {}, {"ds.json": DEEP}, ["nested too deeply"]),
     ("ds-config-not-utf8", ["--ds-config", "ds.json", OK], {}, {"ds.json": b'{"a": "\xff"}'}, ["not UTF-8"]),
     ("ds-config-backend-blank", ["--ds-config", "ds.json", OK], {}, {"ds.json": '{"compile": {"backend": " "}}'},

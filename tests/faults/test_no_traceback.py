@@ -12,7 +12,8 @@ OK = script("ok.py")
 LAUNCHER = "os.execv(sys.executable, [sys.executable, '-m', 'launcher', *sys.argv[1:]])"
 STDOUT_CLOSED = (sys.executable, "-c", f"import os, sys; os.close(1); {LAUNCHER}")
 BOTH_CLOSED = (sys.executable, "-c", f"import os, sys; os.close(1); os.close(2); {LAUNCHER}")
-STDOUT_BROKEN = (sys.executable, "-c", f"import os, sys; r, w = os.pipe(); os.dup2(w, 1); os.close(r); os.close(w); {LAUNCHER}")
+STDOUT_BROKEN = (sys.executable, "-c",
+                 f"import os, sys; r, w = os.pipe(); os.dup2(w, 1); os.close(r); os.close(w); {LAUNCHER}")
 # A bug of ours, planted: the end-of-job sweep raises, before the private folder is removed.
 PLANTED_BUG = (sys.executable, "-c", "import sys; import launcher.spawn as spawn\n"
                "def broken(grace_seconds): raise RuntimeError('a planted bug')\n"
