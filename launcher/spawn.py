@@ -82,7 +82,7 @@ def run_job(config: JobConfig) -> JobOutcome:
         return JobOutcome(2, str(exc))
     except RendezvousError as exc:
         where = rendezvous(config)[1]
-        return JobOutcome(1, f"rendezvous failed: {exc} (the store at {where}: its node is gone, or never came)")
+        return JobOutcome(1, f"rendezvous at {where} failed (a node is gone, or never came): {exc}")
     finally:
         sweep_descendants(grace_seconds=config.grace_period)
         if config.log_dir is None:
