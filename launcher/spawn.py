@@ -82,7 +82,8 @@ def run_job(config: JobConfig) -> JobOutcome:
         return JobOutcome(2, str(exc))
     except RendezvousError as exc:
         where = rendezvous(config)[1]
-        return JobOutcome(1, f"rendezvous at {where} failed (a node is gone, or never came): {exc}")
+        detail = str(exc) or type(exc).__name__
+        return JobOutcome(1, f"rendezvous at {where} failed (a node is gone, or never came): {detail}")
     finally:
         sweep_descendants(grace_seconds=config.grace_period)
         if config.log_dir is None:

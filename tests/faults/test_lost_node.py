@@ -74,6 +74,23 @@ def test_with_a_node_range_and_restarts_the_survivor_continues_alone(start_job, 
 
 
 @pytest.mark.timeout(240)
+def test_a_restart_that_cannot_meet_its_lost_peer_fails_within_the_rendezvous_timeout(start_job, figures, tmp_path):
+    survivor, lost, records = two_nodes(start_job, tmp_path, "2", ["--max-restarts", "1", "--rdzv-timeout", "10"], {})
+    wait_records(records, 2)
+    killed = lost.send(signal.SIGKILL)
+    finished = survivor.finish(since=killed)
+
+    assert finished.returncode == 1, finished.stderr
+    assert finished.seconds < 10 + 15
+    ours = [line for line in finished.stderr.splitlines() if line.startswith("accel-launch: ")]
+    assert ours[-1].startswith("accel-launch: rendezvous at 127.0.0.1:"), finished.stderr
+    assert "a node is gone, or never came" in ours[-1]
+    assert "Traceback" not in "\n".join(line for line in finished.stderr.splitlines() if not line.startswith("[rank"))
+    assert wait_gone(survivor.marker, timeout=10) == [] and wait_gone(lost.marker, timeout=10) == []
+    figures(status=finished.returncode, seconds=finished.seconds)
+
+
+@pytest.mark.timeout(240)
 def test_a_node_that_joins_late_within_the_rendezvous_timeout_runs_the_job(start_job, figures, tmp_path):
     first, late, records = two_nodes(start_job, tmp_path, "2", ["--rdzv-timeout", "120"], {"LOOP_SECONDS": "2"},
                                      delay=15)
