@@ -8,7 +8,6 @@ nesting are bounded.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
