@@ -18,6 +18,7 @@ from launcher.errors import LaunchError
 from launcher.launch import LaunchOptions, check_ports, prepare_job
 from launcher.peer_flags import PEER_NAMES, both, peer_options
 from launcher.plan import format_plan, plan_rows
+from launcher.validate import check_options
 
 __all__ = ["main", "report_main", "accel_launch"]
 
@@ -111,6 +112,7 @@ def accel_launch(script: str, script_args: tuple[str, ...], module: bool, no_pyt
     try:
         values, through_runner = translate(peers, options, hosts, mode, _given())
         launch_options = LaunchOptions(program=Program(mode, script, tuple(script_args)), **values)
+        check_options(launch_options, Path.cwd(), head=through_runner)
         job = prepare_job(launch_options, dict(os.environ), Path.cwd())
         if through_runner:
             from launcher.multinode.head import HostSelection, hostfile_commands
@@ -190,10 +192,14 @@ def _configure_logging(verbose: bool) -> None:
 
 
 def main() -> None:
-    """Console script `accel-launch`; `accel-launch report` prints the report."""
+    """Console script `accel-launch`; `accel-launch report` prints the report. Never ends in a traceback."""
+    from launcher.last_resort import run_last_resort
+    from launcher.std_streams import guard_std_streams
+
+    guard_std_streams()
     if sys.argv[1:2] == ["report"] and not Path("report").exists():
-        return report_main(sys.argv[2:])
-    accel_launch(prog_name="accel-launch")
+        return run_last_resort(lambda: report_main(sys.argv[2:]))
+    run_last_resort(lambda: accel_launch(prog_name="accel-launch"))
 
 
 def report_main(argv: list[str] | None = None) -> None:

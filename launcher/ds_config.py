@@ -5,14 +5,15 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
-
 from launcher.errors import DsConfigError
+from launcher.safe_read import UnsafeFileError, read_user_text
 
 __all__ = ["DsConfigRef", "find_ds_config", "read_compile_backend"]
 
 # The script arguments that DeepSpeed programs use to name their config file.
 _SCRIPT_FLAGS = ("--deepspeed_config", "--deepspeed-config", "--deepspeed")
+# A ds_config is a few kB; anything near this is not one.
+_MAX_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -63,17 +64,10 @@ def read_compile_backend(ref: DsConfigRef) -> str | None:
 
 
 def _load_object(ref: DsConfigRef) -> dict:
-    path = Path(ref.path)
-    if path.is_dir():
-        raise DsConfigError(ref.path, "is a directory, not a JSON file", ref.found_via)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise DsConfigError(ref.path, "no such file", ref.found_via) from None
-    except PermissionError:
-        raise DsConfigError(ref.path, "permission denied", ref.found_via) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DsConfigError(ref.path, f"cannot be read ({exc})", ref.found_via) from None
+        text = read_user_text(ref.path, _MAX_BYTES)
+    except UnsafeFileError as exc:
+        raise DsConfigError(ref.path, str(exc), ref.found_via) from None
     if not text.strip():
         raise DsConfigError(ref.path, "is empty, expected a JSON object", ref.found_via)
     try:
@@ -82,6 +76,8 @@ def _load_object(ref: DsConfigRef) -> dict:
         raise DsConfigError(
             ref.path, f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", ref.found_via
         ) from None
+    except RecursionError:
+        raise DsConfigError(ref.path, "is nested too deeply to be a ds_config", ref.found_via) from None
     if not isinstance(data, dict):
         raise DsConfigError(ref.path, f"must be a JSON object, got {_json_type(data)}", ref.found_via)
     return data

@@ -10,8 +10,12 @@ from dotenv import dotenv_values
 from dotenv.parser import parse_stream
 
 from launcher.errors import EnvFileError
+from launcher.safe_read import UnsafeFileError, read_user_text
 
 __all__ = ["read_env_file", "default_env_file", "merged_environ"]
+
+# A .env holds a few variables; anything near this is not one.
+_MAX_BYTES = 1 << 20
 
 
 def default_env_file(cwd: Path) -> Path | None:
@@ -23,11 +27,12 @@ def default_env_file(cwd: Path) -> Path | None:
 def read_env_file(path: Path) -> dict[str, str]:
     """Parse `path` without touching os.environ; a line that is not `NAME=value` is an error with its number."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise EnvFileError(str(path), "no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise EnvFileError(str(path), f"cannot be read ({exc.__class__.__name__}: {exc})") from None
+        text = read_user_text(str(path), _MAX_BYTES)
+    except UnsafeFileError as exc:
+        raise EnvFileError(str(path), str(exc)) from None
+    if "\0" in text:
+        raise EnvFileError(str(path), "contains a NUL character, which no variable can hold",
+                           line=text.count("\n", 0, text.index("\0")) + 1)
     for binding in parse_stream(io.StringIO(text)):
         if binding.error:
             statement = binding.original.string.strip()

@@ -23,10 +23,16 @@ from collections.abc import Iterator
 from launcher.config import JobConfig
 from launcher.engine_options import parse_std
 from launcher.failure import RankFailure, exit_status, failure_from_engine
+from launcher.exit_order import ExitOrder
+from launcher.failure import RankFailure, exit_status, failure_from_engine, tail_lines
+from launcher.first_failure import first_failure, lost_peer_note
+from launcher.grace import bounded_stops
+from launcher.leftovers import make_private_folder
 from launcher.plan import AGREEMENT_PREFIX, rank_command, rendezvous
 from launcher.rank_env import LAUNCHER_PID_VAR
 from launcher.rank_output import MARKER_TEMPLATE, prefix_template, rank_prefixes
 from launcher.reaper import become_subreaper, sweep_descendants
+from launcher.restarts import restart_environment
 
 __all__ = ["JobOutcome", "run_job", "silence_engine_logs", "TIMEOUT_STATUS"]
 
@@ -60,17 +66,20 @@ def run_job(config: JobConfig) -> JobOutcome:
 
     gc.freeze()  # torch's import-time objects outlive the job: keep them out of every collection and the exit's
     os.environ.update(config.job_env)
+    os.environ.update(restart_environment(config, os.environ))
     os.environ[LAUNCHER_PID_VAR] = str(os.getpid())
     become_subreaper()
     log_root = _log_root(config)
     command = rank_command(config)
+    order = ExitOrder()
     try:
         elastic = _elastic_config(config, log_root)
-        with _deadline(config.timeout), _prefixes(elastic.log_line_prefix_template, config):
+        with (_deadline(config.timeout), bounded_stops(config.grace_period), order,
+              _prefixes(elastic.log_line_prefix_template, config)):
             launch_agent(elastic, command[0], command[1:])
         return JobOutcome(0)
     except ChildFailedError as exc:
-        return _failed(exc, log_root)
+        return _failed(exc, log_root, order)
     except SignalException as exc:
         name = signal.Signals(exc.sigval).name
         return JobOutcome(128 + int(exc.sigval), f"stopped by {name}; every rank was stopped")
@@ -79,9 +88,11 @@ def run_job(config: JobConfig) -> JobOutcome:
     except BackendMismatchError as exc:
         return JobOutcome(2, str(exc))
     except RendezvousError as exc:
-        return JobOutcome(1, f"rendezvous failed: {exc}")
+        where = rendezvous(config)[1]
+        detail = str(exc) or type(exc).__name__
+        return JobOutcome(1, f"rendezvous at {where} failed (a node is gone, or never came): {detail}")
     finally:
-        sweep_descendants(grace_seconds=min(config.grace_period, 2.0))
+        sweep_descendants(grace_seconds=config.grace_period)
         if config.log_dir is None:
             shutil.rmtree(log_root, ignore_errors=True)
 
@@ -165,14 +176,20 @@ def _log_root(config: JobConfig) -> Path:
     if config.log_dir:
         os.makedirs(config.log_dir, exist_ok=True)
         return Path(tempfile.mkdtemp(prefix="accel-launch-", dir=config.log_dir))
-    return Path(tempfile.mkdtemp(prefix="accel-launch-"))
+    return make_private_folder()
 
 
-def _failed(exc, log_root: Path) -> JobOutcome:
-    rank, failure = exc.get_first_failure()
+def _failed(exc, log_root: Path, order: ExitOrder) -> JobOutcome:
+    def tail(failure) -> tuple[str, ...]:
+        log = _stderr_log(log_root, failure.local_rank)
+        return tail_lines(log) if log is not None else ()
+
+    rank, failure = first_failure(exc.failures, order, tail)
     stderr_log = _stderr_log(log_root, failure.local_rank)
     account = failure_from_engine(rank, failure.exitcode, failure.error_file_data, stderr_log)
-    return JobOutcome(exit_status(failure.exitcode), account.summary(), account)
+    note = lost_peer_note(account.output_tail)
+    message = account.summary() if note is None else f"{account.summary()}\n  {note}"
+    return JobOutcome(exit_status(failure.exitcode), message, account)
 
 
 def _stderr_log(log_root: Path, local_rank: int) -> Path | None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -24,6 +23,7 @@ FAULTS = Path(__file__).resolve().parent
 SCRIPTS = FAULTS / "scripts"
 FAKE_CUDA = FAULTS / "fake_cuda"
 MARKER_VAR = "FAULTS_JOB_MARKER"
+FIFO = "<a FIFO, made with mkfifo>"  # as the content of a job's file: make a named pipe there instead
 
 
 def job_processes(marker: str) -> list[psutil.Process]:
@@ -76,12 +76,11 @@ class Job:
     """One `python -m launcher ...` run, started in the background with its output in files."""
 
     def __init__(self, args: Sequence[str], workdir: Path, env: Mapping[str, str], command: Sequence[str],
-                 files: Mapping[str, str] | None = None) -> None:
+                 files: Mapping[str, str | bytes] | None = None) -> None:
         self.marker = uuid.uuid4().hex
         self.workdir = workdir
-        for name, text in (files or {}).items():
-            (workdir / name).parent.mkdir(parents=True, exist_ok=True)
-            (workdir / name).write_text(text, encoding="utf-8")
+        for name, content in (files or {}).items():
+            make_file(workdir / name, content)
         self.record_dir = workdir / "records"
         self.record_dir.mkdir(parents=True, exist_ok=True)
         self._out = open(workdir / "stdout.txt", "w+", encoding="utf-8")
@@ -111,6 +110,10 @@ class Job:
     def started_time(self, rank: int) -> float:
         """When rank `rank` recorded its start (wall clock)."""
         return (self.record_dir / f"started-{rank}").stat().st_mtime
+
+    def sigterm_time(self, rank: int) -> float:
+        """When rank `rank` (a rank that ignores SIGTERM) got its first SIGTERM (wall clock)."""
+        return float((self.record_dir / f"sigterm-{rank}").read_text())
 
     def wait_started(self, count: int, timeout: float = 150) -> dict[int, dict[str, str]]:
         """Wait until `count` ranks recorded their start; fail with the launcher's output if they do not."""
@@ -155,6 +158,17 @@ class Job:
         self._err.close()
 
 
+def make_file(path: Path, content: str | bytes) -> None:
+    """Text, bytes, or (for FIFO) a named pipe at `path`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if content == FIFO:
+        os.mkfifo(path)
+    elif isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+
+
 def script(name: str) -> str:
     """The path of a fault script."""
     return str(SCRIPTS / name)
@@ -163,6 +177,25 @@ def script(name: str) -> str:
 def error_lines(stderr: str) -> list[str]:
     """The error lines of a refused launch: ours (`accel-launch: error: ...`) or click's (`Error: ...`)."""
     return [line for line in stderr.splitlines() if line.startswith(("accel-launch: error:", "Error:"))]
+
+
+def launcher_leftovers(temp: Path) -> list[Path]:
+    """What is in `temp` but torch's own inductor cache (`torchinductor_<user>`, made when torch is imported)."""
+    return [path for path in temp.iterdir() if not path.name.startswith("torchinductor_")]
+
+
+def assert_refused(finished: Finished, job: Job, temp: Path, fragments: Sequence[str]) -> None:
+    """Exit 2, one error line holding every fragment, no traceback, no rank, nothing left in `temp` or running."""
+    assert finished.returncode == 2, finished.stderr
+    assert "Traceback" not in finished.stderr
+    errors = error_lines(finished.stderr)
+    assert len(errors) == 1, finished.stderr
+    for fragment in fragments:
+        assert fragment in errors[0], errors[0]
+    assert len(errors[0]) < 1200
+    assert job.started_ranks() == {}
+    assert launcher_leftovers(temp) == []
+    assert wait_gone(job.marker, timeout=5) == []
 
 
 SIGNAL_STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}

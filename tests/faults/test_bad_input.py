@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from .jobs import FAKE_CUDA, SCRIPTS, error_lines, script, wait_gone
+from .jobs import FAKE_CUDA, SCRIPTS, assert_refused, error_lines, script, wait_gone
 
 OK = script("ok.py")
 LONG_NAME = "x" * 10240
@@ -80,18 +80,13 @@ CASES = [
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize(("args", "env", "files", "fragments"), [case[1:] for case in CASES], ids=[c[0] for c in CASES])
-def test_bad_input_exits_2_with_one_line_and_starts_no_rank(run_job, args, env, files, fragments):
-    finished, job = run_job(args, env, files)
+def test_bad_input_exits_2_with_one_line_and_starts_no_rank(run_job, figures, tmp_path, args, env, files, fragments):
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    finished, job = run_job(args, {**env, "TMPDIR": str(temp)}, files)
 
-    assert finished.returncode == 2, finished.stderr
-    assert "Traceback" not in finished.stderr
-    errors = error_lines(finished.stderr)
-    assert len(errors) == 1, finished.stderr
-    for fragment in fragments:
-        assert fragment in errors[0], errors[0]
-    assert len(errors[0]) < 1200
-    assert job.started_ranks() == {}
-    assert wait_gone(job.marker, timeout=5) == []
+    assert_refused(finished, job, temp, fragments)
+    figures(status=finished.returncode, seconds=finished.seconds)
 
 
 @pytest.mark.timeout(60)

@@ -6,7 +6,6 @@ report (`figures`) and from there into docs/RELIABILITY.md.
 
 from __future__ import annotations
 
-import os
 import signal
 import socket
 import time

@@ -1,6 +1,7 @@
 """What every fault script shares: prove that this rank started by writing $RECORD_DIR/started-<RANK>."""
 
 import os
+import signal
 import time
 
 
@@ -18,3 +19,15 @@ def sleep_forever() -> None:
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         time.sleep(0.2)
+
+
+def ignore_sigterm() -> None:
+    """Survive SIGTERM (only SIGKILL ends this rank), noting when the first one came in $RECORD_DIR/sigterm-<RANK>."""
+    path = os.path.join(os.environ["RECORD_DIR"], f"sigterm-{os.environ.get('RANK', 'x')}")
+
+    def note(_signum, _frame) -> None:
+        if not os.path.exists(path):
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(f"{time.time()}\n")
+
+    signal.signal(signal.SIGTERM, note)

@@ -1,10 +1,13 @@
-"""Rank FAIL_RANK writes a last line to stderr and exits FAIL_CODE; the other ranks wait to be stopped."""
+"""Rank FAIL_RANK writes a last line to stderr and exits FAIL_CODE; the other ranks wait to be stopped
+(ignoring SIGTERM when IGNORE_TERM=1, so that only the SIGKILL after the grace period ends them)."""
 
 import os
 import sys
 
-from _rank import mark_started, sleep_forever
+from _rank import ignore_sigterm, mark_started, sleep_forever
 
+if os.environ.get("IGNORE_TERM") == "1":
+    ignore_sigterm()
 mark_started()
 if os.environ["RANK"] == os.environ.get("FAIL_RANK", "0"):
     print(f"rank {os.environ['RANK']}: failing on purpose", file=sys.stderr, flush=True)

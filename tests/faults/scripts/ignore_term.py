@@ -1,9 +1,7 @@
 """A rank that ignores SIGTERM, so only SIGKILL ends it."""
 
-import signal
+from _rank import ignore_sigterm, mark_started, sleep_forever
 
-from _rank import mark_started, sleep_forever
-
-signal.signal(signal.SIGTERM, signal.SIG_IGN)
+ignore_sigterm()
 mark_started()
 sleep_forever()

@@ -1,0 +1,65 @@
+"""The launcher's private folders in the temp dir: each names its owner, and a dead owner's is swept.
+
+A launcher killed with SIGKILL cannot remove its folder; the next launch with the same temp dir does.
+A folder counts as dead only when its owner file names a process (pid and start time) that is gone, so
+a folder being made right now, or one of another user, is never touched.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import psutil
+
+__all__ = ["PREFIX", "make_private_folder", "sweep_dead_folders", "remove_own_folders"]
+
+PREFIX = "accel-launch-"
+_OWNER_FILE = "owner"
+_own: list[Path] = []
+
+
+def make_private_folder() -> Path:
+    """A fresh 0700 folder in the temp dir, marked with this process as its owner; dead owners' are swept."""
+    sweep_dead_folders(Path(tempfile.gettempdir()))
+    path = Path(tempfile.mkdtemp(prefix=PREFIX))
+    _own.append(path)
+    (path / _OWNER_FILE).write_text(_identity(psutil.Process()), encoding="ascii")
+    return path
+
+
+def remove_own_folders() -> None:
+    """Remove the folders this process made (the last-resort path, when the normal end did not run)."""
+    while _own:
+        shutil.rmtree(_own.pop(), ignore_errors=True)
+
+
+def sweep_dead_folders(parent: Path) -> list[Path]:
+    """Remove this user's private folders in `parent` whose owner is no longer running; return them."""
+    swept = []
+    for folder in parent.glob(f"{PREFIX}*"):
+        try:
+            if folder.is_symlink() or folder.lstat().st_uid != os.getuid():
+                continue
+            owner = (folder / _OWNER_FILE).read_text(encoding="ascii")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if not _alive(owner):
+            shutil.rmtree(folder, ignore_errors=True)
+            swept.append(folder)
+    return swept
+
+
+def _identity(process: psutil.Process) -> str:
+    return f"{process.pid} {process.create_time():.2f}"
+
+
+def _alive(owner: str) -> bool:
+    pid_text, _, _ = owner.partition(" ")
+    try:
+        process = psutil.Process(int(pid_text))
+        return _identity(process) == owner.strip()
+    except (ValueError, psutil.Error):
+        return False

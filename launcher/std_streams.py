@@ -1,0 +1,69 @@
+"""The launcher's own stdout and stderr: closed or broken, they are never a reason for a job to fail.
+
+A closed descriptor 0, 1 or 2 is reopened on /dev/null (so no file the launcher opens later takes its
+number and reaches the ranks as their stdout), and writes that fail (EPIPE, EBADF, ENOSPC) are dropped.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+import sys
+
+__all__ = ["guard_std_streams"]
+
+
+class _Forgiving(io.TextIOBase):
+    """A text stream that passes writes on and drops them when the other end is gone."""
+
+    def __init__(self, stream: io.TextIOBase) -> None:
+        self._stream = stream
+
+    @property
+    def encoding(self) -> str:
+        return getattr(self._stream, "encoding", "utf-8")
+
+    @property
+    def errors(self) -> str | None:
+        return getattr(self._stream, "errors", None)
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except (OSError, ValueError):
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except (OSError, ValueError):
+            pass
+
+    def fileno(self) -> int:
+        return self._stream.fileno()
+
+    def isatty(self) -> bool:
+        try:
+            return self._stream.isatty()
+        except (OSError, ValueError):
+            return False
+
+    def writable(self) -> bool:
+        return True
+
+
+def guard_std_streams() -> None:
+    """Reopen closed standard descriptors on /dev/null and make sys.stdout / sys.stderr forgiving."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+    for name, fd in (("stdout", 1), ("stderr", 2)):
+        stream = getattr(sys, name) or open(fd, "w", encoding="utf-8", closefd=False)
+        setattr(sys, name, _Forgiving(stream))
+    logging.raiseExceptions = False

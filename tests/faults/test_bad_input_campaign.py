@@ -1,0 +1,120 @@
+"""The hostile-user campaign's bad input (issue #13): each refused before any rank starts.
+
+Exit status 2, one line, no traceback, no rank started, nothing left in TMPDIR, no read that blocks:
+a FIFO, a device or a folder where a file is expected is refused without reading it, and sizes and
+nesting are bounded.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from .jobs import FIFO, assert_refused, script
+
+OK = script("ok.py")
+DEEP = "[" * 100_000 + "]" * 100_000
+TOO_BIG = " " * (1 << 20) + "{}"
+STATIC = ["--rdzv-backend", "static", "--master-port", "29999"]
+
+# (id, launcher args, environment, files in the working directory, fragments the error line must hold)
+CASES = [
+    ("grace-period-nan", ["--grace-period", "nan", OK], {}, {}, ["--grace-period", "'nan'", "finite"]),
+    ("grace-period-inf", ["--grace-period", "inf", OK], {}, {}, ["--grace-period", "'inf'", "finite"]),
+    ("grace-period-huge", ["--grace-period", "1e9", OK], {}, {}, ["--grace-period", "at most 3600 seconds"]),
+    ("timeout-inf", ["--timeout", "inf", OK], {}, {}, ["--timeout", "'inf'", "finite"]),
+    ("timeout-nan", ["--timeout", "nan", OK], {}, {}, ["--timeout", "'nan'", "finite"]),
+    ("timeout-huge", ["--timeout", "1e300", OK], {}, {}, ["--timeout", "at most 31622400 seconds"]),
+    ("rdzv-timeout-huge", ["--rdzv-timeout", str(10**12), OK], {}, {}, ["--rdzv-timeout", "at most"]),
+    ("rdzv-timeout-zero", ["--rdzv-timeout", "0", OK], {}, {}, ["--rdzv-timeout", "0"]),
+    ("nproc-huge", ["--nproc-per-node", "100000", OK], {}, {}, ["--nproc-per-node", "at most 4096"]),
+    ("max-restarts-huge", ["--max-restarts", "100000", OK], {}, {}, ["--max-restarts", "at most 1000"]),
+    ("max-restarts-negative", ["--max-restarts", "-1", OK], {}, {}, ["--max-restarts", "-1"]),
+    ("node-rank-negative", ["--node-rank", "-1", OK], {}, {}, ["--node-rank", "-1"]),
+    ("nnodes-three-parts", ["--nnodes", "1:2:3", OK], {}, {}, ["--nnodes", "'1:2:3'"]),
+    ("nnodes-two-without-endpoint", ["--nnodes", "2", OK], {}, {}, ["--nnodes", "needs --rdzv-endpoint"]),
+    ("master-port-negative", ["--master-port", "-1", OK], {}, {}, ["--master-port", "between 1 and 65535"]),
+    ("master-addr-empty", ["--master-addr", "", OK], {}, {}, ["--master-addr", "host name or an IP"]),
+    ("master-addr-with-space", ["--master-addr", "a b", OK], {}, {}, ["--master-addr", "'a b'"]),
+    ("rdzv-backend-unknown", ["--rdzv-backend", "etcd-v9", OK], {}, {}, ["--rdzv-backend", "'etcd-v9'"]),
+    ("rdzv-endpoint-port-too-big", ["--rdzv-endpoint", "h:99999", OK], {}, {}, ["--rdzv-endpoint", "'h:99999'"]),
+    ("rdzv-endpoint-port-not-a-number", ["--rdzv-endpoint", "h:x", OK], {}, {}, ["--rdzv-endpoint", "'h:x'"]),
+    ("rdzv-endpoint-empty-host", ["--rdzv-endpoint", ":29500", OK], {}, {}, ["--rdzv-endpoint", "':29500'"]),
+    ("rdzv-id-with-slash", ["--rdzv-id", "a/b", OK], {}, {}, ["--rdzv-id", "'a/b'"]),
+    ("rdzv-id-too-long", ["--rdzv-id", "x" * 200, OK], {}, {}, ["--rdzv-id", "1 to 128"]),
+    ("static-rdzv-with-node-range", [*STATIC, "--nnodes", "1:2", OK], {}, {}, ["--nnodes", "fixed node count"]),
+    ("restarts-with-static-rendezvous", ["--master-port", "29999", "--max-restarts", "1", OK], {}, {},
+     ["--max-restarts", "restarts need the c10d rendezvous", "--rdzv-endpoint"]),
+    ("accelerator-empty", ["--accelerator", "", OK], {}, {}, ["--accelerator", "give a value"]),
+    ("accelerator-blank-env", [OK], {"ACCEL_ACCELERATOR": "x y"}, {}, ["ACCEL_ACCELERATOR", "unknown accelerator"]),
+    ("module-and-no-python", ["-m", "--no-python", "x"], {}, {}, ["cannot be used together"]),
+    ("no-script", [], {}, {}, ["Missing argument 'SCRIPT'"]),
+    ("option-typo", ["--nproc-per-nod", "2", OK], {}, {}, ["No such option '--nproc-per-nod'", "--nproc-per-node"]),
+    ("log-dir-empty", ["--log-dir", "", OK], {}, {}, ["--log-dir", "give a value"]),
+    ("log-dir-is-a-file", ["--log-dir", "f.txt", OK], {}, {"f.txt": "x"}, ["--log-dir", "f.txt is not a folder"]),
+    ("log-dir-under-a-file", ["--log-dir", "f.txt/logs", OK], {}, {"f.txt": "x"}, ["--log-dir", "is not a folder"]),
+    ("script-fifo", ["s.py"], {}, {"s.py": FIFO}, ["script 's.py'", "not a regular file"]),
+    ("script-device", ["/dev/zero"], {}, {}, ["script '/dev/zero'", "not a regular file"]),
+    ("script-syntax-error", ["s.py"], {}, {"s.py": "x = 1\ndef f(:\n"}, ["script 's.py'", "SyntaxError at line 2"]),
+    ("script-null-byte", ["s.py"], {}, {"s.py": b"x = 1\0\n"}, ["script 's.py'", "null"]),
+    ("script-bad-encoding", ["s.py"], {}, {"s.py": b"x = '\xff'\n"}, ["script 's.py'", "SyntaxError"]),
+    ("module-bad-name", ["-m", "a b"], {}, {}, ["'a b'", "not a module name"]),
+    ("module-missing", ["-m", "no_such_module_xyz.sub"], {}, {}, ["no module named 'no_such_module_xyz'"]),
+    ("ds-config-empty-flag", ["--ds-config", "", OK], {}, {}, ["--ds-config", "give a value"]),
+    ("ds-config-fifo", ["--ds-config", "ds.json", OK], {}, {"ds.json": FIFO}, ["ds_config ds.json", "is a FIFO"]),
+    ("ds-config-fifo-from-script-arg", [OK, "--deepspeed_config", "ds.json"], {}, {"ds.json": FIFO},
+     ["ds_config ds.json (from script argument --deepspeed_config)", "is a FIFO"]),
+    ("ds-config-directory", ["--ds-config", "d", OK], {}, {"d/x": ""}, ["ds_config d", "is a directory"]),
+    ("ds-config-device", ["--ds-config", "/dev/zero", OK], {}, {}, ["ds_config /dev/zero", "character device"]),
+    ("ds-config-too-big", ["--ds-config", "ds.json", OK], {}, {"ds.json": TOO_BIG},
+     ["ds_config ds.json", "larger than"]),
+    ("ds-config-deeply-nested", ["--ds-config", "ds.json", OK], {}, {"ds.json": DEEP}, ["nested too deeply"]),
+    ("ds-config-not-utf8", ["--ds-config", "ds.json", OK], {}, {"ds.json": b'{"a": "\xff"}'}, ["not UTF-8"]),
+    ("ds-config-backend-blank", ["--ds-config", "ds.json", OK], {}, {"ds.json": '{"compile": {"backend": " "}}'},
+     ["'compile.backend' is empty"]),
+    ("ds-config-backend-a-list", ["--ds-config", "ds.json", OK], {}, {"ds.json": '{"compile": {"backend": []}}'},
+     ["'compile.backend' must be a string, got an array"]),
+    ("env-file-empty-flag", ["--env-file", "", OK], {}, {}, ["--env-file", "give a value"]),
+    ("env-file-fifo", ["--env-file", "job.env", OK], {}, {"job.env": FIFO}, ["env file job.env", "is a FIFO"]),
+    ("env-file-directory", ["--env-file", "d", OK], {}, {"d/x": ""}, ["env file d", "is a directory"]),
+    ("env-file-device", ["--env-file", "/dev/zero", OK], {}, {}, ["env file /dev/zero", "character device"]),
+    ("env-file-nul", ["--env-file", "job.env", OK], {}, {"job.env": "A=1\nB=x\0y\n"}, ["job.env:2", "NUL"]),
+    ("env-file-not-utf8", ["--env-file", "job.env", OK], {}, {"job.env": b"A=\xff\n"}, ["job.env", "not UTF-8"]),
+    ("env-file-too-big", ["--env-file", "job.env", OK], {}, {"job.env": "A=" + "x" * (1 << 20)}, ["larger than"]),
+    ("env-file-backend-typo", ["--env-file", "job.env", OK], {}, {"job.env": "ACCEL_COMPILE_BACKEND=eagr\n"},
+     ["'eagr' (from ACCEL_COMPILE_BACKEND)", "did you mean 'eager'?"]),
+]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(("args", "env", "files", "fragments"), [case[1:] for case in CASES], ids=[c[0] for c in CASES])
+def test_campaign_bad_input_exits_2_with_one_line_and_leaves_nothing(run_job, figures, tmp_path, args, env, files,
+                                                                     fragments):
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    finished, job = run_job(args, {**env, "TMPDIR": str(temp)}, files, timeout=50)
+
+    assert_refused(finished, job, temp, fragments)
+    figures(status=finished.returncode, seconds=finished.seconds)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("shape", ["deeply nested lists", "an empty backend list"])
+def test_a_corrupt_backend_facts_cache_is_rebuilt_and_the_refusal_lists_the_real_backends(run_job, tmp_path, shape):
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    first, _ = run_job(["--compile-backend", "inductr", OK], env)
+    assert first.returncode == 2, first.stderr
+    cached = list((tmp_path / "cache").rglob("backends-*.json"))
+    assert cached, "the first launch wrote no cache file"
+    for path in cached:
+        key = json.loads(path.read_text())["key"]
+        backends = DEEP if shape == "deeply nested lists" else "[]"
+        path.write_text(f'{{"key": {json.dumps(key)}, "supported_backends": {backends}}}')
+
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    finished, job = run_job(["--compile-backend", "inductr", OK], {**env, "TMPDIR": str(temp)})
+
+    assert_refused(finished, job, temp, ["'inductr'", "supported: ", "eager", "did you mean 'inductor'?"])
+    assert "supported: none" not in finished.stderr

@@ -1,0 +1,36 @@
+"""`--max-restarts` with gloo on CPU: the group re-forms, each attempt knows its number and validates again."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from .jobs import script, wait_gone
+
+
+@pytest.mark.timeout(240)
+def test_a_restart_re_forms_the_gloo_group_and_tells_each_rank_its_attempt(run_job, figures):
+    finished, job = run_job(["--nproc-per-node", "2", "--max-restarts", "1", "--compile-backend", "eager",
+                             script("flaky.py")], {"GLOO": "1", "IGNORE_TERM": "1"})
+
+    assert finished.returncode == 0, finished.stderr
+    for rank in (0, 1):
+        facts = ast.literal_eval((job.record_dir / f"attempt-1-{rank}").read_text())
+        # the bootstrap ran again in the restarted rank: the backend is the validated one, not the default
+        assert facts == {"attempt": 1, "backend": "eager"}
+    assert not list(job.record_dir.glob("attempt-2-*"))
+    assert wait_gone(job.marker, timeout=5) == []
+    figures(status=finished.returncode, seconds=finished.seconds)
+
+
+@pytest.mark.timeout(240)
+def test_restarts_that_run_out_end_with_the_last_failure(run_job, figures):
+    finished, job = run_job(["--nproc-per-node", "2", "--max-restarts", "1", "--grace-period", "1",
+                             script("fail.py")], {"FAIL_RANK": "1", "FAIL_CODE": "5"})
+
+    assert finished.returncode == 5, finished.stderr
+    assert "rank 1 on " in finished.stderr and "failed first, with exit code 5" in finished.stderr
+    assert "Traceback" not in finished.stderr
+    assert wait_gone(job.marker, timeout=5) == []
+    figures(status=finished.returncode, seconds=finished.seconds)
