@@ -62,7 +62,7 @@ def run_job(config: JobConfig) -> JobOutcome:
     from torch.distributed.elastic.rendezvous.api import RendezvousError
     from torch.distributed.launcher.api import launch_agent
 
-    from launcher.multinode.backend_agreement import BackendMismatchError
+    from launcher.multinode.backend_agreement import ArrivalsTimeoutError, BackendMismatchError
 
     gc.freeze()  # torch's import-time objects outlive the job: keep them out of every collection and the exit's
     os.environ.update(config.job_env)
@@ -87,6 +87,8 @@ def run_job(config: JobConfig) -> JobOutcome:
         return JobOutcome(TIMEOUT_STATUS, f"the job ran past --timeout {config.timeout:g}s; every rank was stopped")
     except BackendMismatchError as exc:
         return JobOutcome(2, str(exc))
+    except ArrivalsTimeoutError as exc:
+        return JobOutcome(1, f"rendezvous failed: {exc}")
     except RendezvousError as exc:
         where = rendezvous(config)[1]
         detail = str(exc) or type(exc).__name__

@@ -41,6 +41,10 @@ _CLAIM = "accel/compile_backend/{}"
 _READ = "accel/compile_backend_read/{}"
 
 
+class ArrivalsTimeoutError(RendezvousTimeoutError):
+    """The rendezvous wait ran out; the message already says where, who came and how many never did."""
+
+
 class BackendMismatchError(RendezvousError):
     """The node launchers of one job resolved different compile backends."""
 
@@ -87,7 +91,7 @@ class AgreeingRendezvousHandler(RendezvousHandler):
         except RendezvousTimeoutError:
             if self._arrivals is None:
                 raise
-            raise RendezvousTimeoutError(self._arrivals.timeout_message()) from None
+            raise ArrivalsTimeoutError(self._arrivals.timeout_message()) from None
         agree(info.store, info.rank, info.world_size, self._claim, self._timeout)
         return info
 
