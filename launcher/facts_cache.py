@@ -22,7 +22,6 @@ import inspect
 import json
 import logging
 import os
-import stat
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -30,6 +29,7 @@ from pathlib import Path
 
 from accelerators import backend_requirements, backends, registry
 from accelerators.backend_requirements import PACKAGE_NEEDED, package_installed
+from launcher.safe_read import UnsafeFileError, read_user_text
 
 __all__ = [
     "NO_CACHE_VAR",
@@ -114,10 +114,9 @@ def load_backends(path: Path, key: Mapping[str, object]) -> tuple[str, ...] | No
     """The cached backend list for `key`; None when the file is missing, not a small regular file, corrupt,
     of another shape (an empty list included: every device runs at least `eager`) or for another key."""
     try:
-        data = json.loads(_read_regular_file(path))
-    except (OSError, ValueError, RecursionError) as exc:
-        if not isinstance(exc, FileNotFoundError):
-            logger.debug("ignoring the unusable backend cache %s: %s", path, exc)
+        data = json.loads(read_user_text(str(path), _MAX_FILE_BYTES))
+    except (UnsafeFileError, ValueError, RecursionError) as exc:
+        logger.debug("no usable backend cache at %s: %s", path, exc)
         return None
     if not isinstance(data, dict) or data.get("key") != json.loads(json.dumps(key)):
         return None
@@ -144,16 +143,6 @@ def store_backends(path: Path, key: Mapping[str, object], names: tuple[str, ...]
             raise
     except OSError as exc:
         logger.debug("could not write the backend cache %s: %s", path, exc)
-
-
-def _read_regular_file(path: Path) -> str:
-    """The text of `path`, opened without blocking; ValueError for a FIFO, device or oversized file."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_FILE_BYTES:
-            raise ValueError("not a small regular file")
-        return handle.read(_MAX_FILE_BYTES + 1).decode("utf-8")
 
 
 @contextmanager

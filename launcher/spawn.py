@@ -22,7 +22,6 @@ from collections.abc import Iterator
 
 from launcher.config import JobConfig
 from launcher.engine_options import parse_std
-from launcher.failure import RankFailure, exit_status, failure_from_engine
 from launcher.exit_order import ExitOrder
 from launcher.failure import RankFailure, exit_status, failure_from_engine, tail_lines
 from launcher.first_failure import first_failure, lost_peer_note
