@@ -14,6 +14,16 @@ def mark_started(**facts: object) -> None:
     os.replace(path + ".tmp", path)
 
 
+def wait_for_all_started() -> None:
+    """Wait (bounded) until every rank of the job wrote its start file, so that a rank failing on purpose
+    cannot stop a peer that has not yet installed its SIGTERM handler."""
+    record_dir = os.environ["RECORD_DIR"]
+    names = [f"started-{rank}" for rank in range(int(os.environ.get("WORLD_SIZE", "1")))]
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not all(os.path.exists(os.path.join(record_dir, name)) for name in names):
+        time.sleep(0.02)
+
+
 def sleep_forever() -> None:
     """Wait to be stopped (bounded, so a test bug cannot leave it running for long)."""
     deadline = time.monotonic() + 300

@@ -4,12 +4,13 @@
 import os
 import sys
 
-from _rank import ignore_sigterm, mark_started, sleep_forever
+from _rank import ignore_sigterm, mark_started, sleep_forever, wait_for_all_started
 
 if os.environ.get("IGNORE_TERM") == "1":
     ignore_sigterm()
 mark_started()
 if os.environ["RANK"] == os.environ.get("FAIL_RANK", "0"):
+    wait_for_all_started()
     print(f"rank {os.environ['RANK']}: failing on purpose", file=sys.stderr, flush=True)
     sys.exit(int(os.environ.get("FAIL_CODE", "3")))
 sleep_forever()

@@ -7,7 +7,7 @@ group re-forms); with IGNORE_TERM=1 the other ranks of the first attempt ignore 
 import os
 import sys
 
-from _rank import ignore_sigterm, mark_started, sleep_forever
+from _rank import ignore_sigterm, mark_started, sleep_forever, wait_for_all_started
 
 attempt = int(os.environ["TORCHELASTIC_RESTART_COUNT"])
 rank = os.environ["RANK"]
@@ -23,12 +23,14 @@ if os.environ.get("GLOO") == "1":
 from accelerators import get_accelerator  # noqa: E402  (the backend the bootstrap validated and set)
 
 facts = {"attempt": attempt, "backend": get_accelerator().get_compile_backend()}
+if attempt == 0 and os.environ.get("IGNORE_TERM") == "1":
+    ignore_sigterm()
 mark_started(**facts)
 with open(os.path.join(os.environ["RECORD_DIR"], f"attempt-{attempt}-{rank}"), "w", encoding="utf-8") as handle:
     handle.write(repr(facts))
 if attempt == 0 and rank == os.environ.get("FAIL_RANK", "1"):
+    wait_for_all_started()
     print(f"rank {rank}: failing once on purpose", file=sys.stderr, flush=True)
     sys.exit(3)
 if attempt == 0 and os.environ.get("IGNORE_TERM") == "1":
-    ignore_sigterm()
     sleep_forever()
