@@ -113,13 +113,13 @@ def rows(scenario: str, ranks: int, samples: dict[str, list[dict[str, float]]]) 
 
 
 def bootstrap_cost(runs: int) -> list[str]:
-    """One rank's program alone, `python s.py` against `python -P -m launcher.bootstrap script s.py`, where
+    """One rank's program alone, `python s.py` against `python -P -m launcher.rank.bootstrap script s.py`, where
     s.py only imports torch: what the bootstrap adds to every rank (median wall seconds)."""
     script = HERE / "scripts" / "import_torch_only.py"
     env = {**ENV, "ACCEL_COMPILE_BACKEND": "inductor", "ACCEL_COMPILE_BACKEND_SOURCE": "accelerator default",
            "ACCEL_ACCELERATOR": "cpu", "RANK": "0"}
     commands = {"bare": [str(BIN / "python"), str(script)],
-                "bootstrap": [str(BIN / "python"), "-P", "-m", "launcher.bootstrap", "script", str(script)]}
+                "bootstrap": [str(BIN / "python"), "-P", "-m", "launcher.rank.bootstrap", "script", str(script)]}
     samples: dict[str, list[float]] = {name: [] for name in commands}
     for round_number in range(runs + 1):
         for name, command in commands.items():

@@ -1,6 +1,6 @@
 """The launcher's domain errors. Each words its own one-line message from the facts it holds.
 
-None of them imports click: the bootstrap and the library stay click-free, and `cli.py` maps every
+None of them imports click: the bootstrap and the library stay click-free, and `cli/command.py` maps every
 `LaunchError` to exit status 2 in one place.
 """
 

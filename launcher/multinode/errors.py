@@ -1,6 +1,6 @@
 """The multi-node building blocks' domain errors; each words its own one-line message.
 
-They are `LaunchError`s, so `cli.py` maps them to exit status 2 with no traceback, and `ValueError`s, so
+They are `LaunchError`s, so `cli/command.py` maps them to exit status 2 with no traceback, and `ValueError`s, so
 code that knows nothing of the launcher can still catch them.
 """
 

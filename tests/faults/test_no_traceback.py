@@ -17,21 +17,21 @@ BOTH_CLOSED = (sys.executable, "-c", f"import os, sys; os.close(1); os.close(2);
 STDOUT_BROKEN = (sys.executable, "-c",
                  f"import os, sys; r, w = os.pipe(); os.dup2(w, 1); os.close(r); os.close(w); {LAUNCHER}")
 # A bug of ours, planted: the end-of-job sweep raises, before the private folder is removed.
-PLANTED_BUG = (sys.executable, "-c", "import sys; import launcher.spawn as spawn\n"
+PLANTED_BUG = (sys.executable, "-c", "import sys; import launcher.run.spawn as spawn\n"
                "def broken(grace_seconds): raise RuntimeError('a planted bug')\n"
                "spawn.sweep_descendants = broken\n"
                "sys.argv = ['accel-launch', *sys.argv[1:]]\n"
-               "from launcher.cli import main\nmain()\n")
+               "from launcher.cli.command import main\nmain()\n")
 # A pause planted after the private folder is made and before any rank starts (torch elastic's own signal
 # handlers are not installed yet); the file `paused` says the launcher is there.
-PLANTED_PAUSE = (sys.executable, "-c", "import os, pathlib, sys, time; import launcher.spawn as spawn\n"
+PLANTED_PAUSE = (sys.executable, "-c", "import os, pathlib, sys, time; import launcher.run.spawn as spawn\n"
                  "original = spawn.rank_command\n"
                  "def paused(config):\n"
                  "    pathlib.Path(os.environ['RECORD_DIR'], 'paused').touch(); time.sleep(60)\n"
                  "    return original(config)\n"
                  "spawn.rank_command = paused\n"
                  "sys.argv = ['accel-launch', *sys.argv[1:]]\n"
-                 "from launcher.cli import main\nmain()\n")
+                 "from launcher.cli.command import main\nmain()\n")
 
 
 @pytest.mark.timeout(180)

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from launcher.ds_config import DsConfigRef
+from launcher.resolve.ds_config import DsConfigRef
 from launcher.errors import DsConfigError, UsageError
-from launcher.resolve import ACCELERATOR_KEYWORD, DEFAULT_SOURCE, ENV_VAR, resolve_backend
+from launcher.resolve.backend import ACCELERATOR_KEYWORD, DEFAULT_SOURCE, ENV_VAR, resolve_backend
 
 DEFAULT = "the-default"
 # Backend names as users type them: real ones, the keyword, odd ones (the resolver passes them on unchecked).

@@ -9,7 +9,7 @@ from types import ModuleType
 
 import pytest
 
-from launcher.after_import import after_import
+from launcher.rank.after_import import after_import
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from accelerators.cpu import CPUAccelerator
-from launcher import deepspeed_bridge
+from launcher.rank import deepspeed_bridge
 
 
 def test_without_deepspeed_the_bridge_arranges_no_hook(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,6 +1,6 @@
 """torchrun's and DeepSpeed's flags: each row of docs/FLAGS.md is implemented or refused in one line.
 
-In-process through click (`launcher.cli.accel_launch`) and `--dry-run`: nothing starts here; the launches
+In-process through click (`launcher.cli.command.accel_launch`) and `--dry-run`: nothing starts here; the launches
 that need real ranks are in test_dropin_launches.py.
 """
 
@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from accelerators.cuda import CUDAAccelerator
-from launcher.cli import accel_launch
+from launcher.cli.command import accel_launch
 from tests.launcher.conftest import clean_environ
 
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from launcher.config import JobConfig, Program
-from launcher.dropin import HostFlags, translate
-from launcher.engine_options import EngineOptions, parse_rdzv_conf, parse_std
-from launcher.resolve import ResolvedBackend
-from launcher.spawn import _elastic_config, _streams
+from launcher.prepare.config import JobConfig, Program
+from launcher.cli.dropin import HostFlags, translate
+from launcher.prepare.engine_options import EngineOptions, parse_rdzv_conf, parse_std
+from launcher.resolve.backend import ResolvedBackend
+from launcher.run.spawn import _elastic_config, _streams
 
 BACKEND = ResolvedBackend("eager", "--compile-backend", "eager")
 

@@ -17,8 +17,8 @@ from accelerators.cpu import CPUAccelerator
 from accelerators.cuda import CUDAAccelerator
 from accelerators.detect import detect_from_build
 from accelerators.torch_build import TorchBuild, torch_build
-from launcher import facts_cache
-from launcher.accelerator_facts import accelerator_facts
+from launcher.resolve import node_facts_cache as facts_cache
+from launcher.resolve.node_facts import accelerator_facts
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -137,9 +137,9 @@ def test_the_launcher_refuses_a_backend_without_importing_torch(cache_env, tmp_p
         """
         import sys
         from pathlib import Path
-        from launcher.config import Program
+        from launcher.prepare.config import Program
         from launcher.errors import BackendRefusedError
-        from launcher.launch import LaunchOptions, prepare_job
+        from launcher.prepare.job import LaunchOptions, prepare_job
 
         options = LaunchOptions(program=Program("script", "train.py"), compile_backend="bogus", nproc_per_node="4")
         try:

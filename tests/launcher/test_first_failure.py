@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from launcher.exit_order import ExitOrder
-from launcher.first_failure import first_failure, lost_peer_note
+from launcher.run.exit_order import ExitOrder
+from launcher.run.first_failure import first_failure, lost_peer_note
 
 LOST = ("RuntimeError: [pair.cc:537] Read error [10.0.0.7]:28822: Connection reset by peer.",)
 OWN = ("ValueError: bad batch",)

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from launcher.ds_config import DsConfigRef, find_ds_config, read_compile_backend
-from launcher.envfile import read_env_file
+from launcher.resolve.ds_config import DsConfigRef, find_ds_config, read_compile_backend
+from launcher.resolve.envfile import read_env_file
 from launcher.errors import DsConfigError, EnvFileError, UsageError
-from launcher.resolve import resolve_backend
+from launcher.resolve.backend import resolve_backend
 
 
 def test_env_file_values_are_read_without_running_anything(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import psutil
 
-from launcher.leftovers import PREFIX, sweep_dead_folders
+from launcher.run.leftovers import PREFIX, sweep_dead_folders
 
 
 def folder(parent: Path, name: str, owner: str | None) -> Path:

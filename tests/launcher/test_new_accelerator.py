@@ -12,11 +12,11 @@ from accelerators import registry
 from accelerators.abstract import Accelerator
 from accelerators.detect import detect_accelerator, detect_from_build
 from accelerators.torch_build import torch_build
-from launcher.accelerator_facts import accelerator_facts
-from launcher.backend_check import check_backend
+from launcher.resolve.node_facts import accelerator_facts
+from launcher.resolve.node_check import check_backend
 from launcher.errors import BackendRefusedError
-from launcher.report import report_rows
-from launcher.resolve import ResolvedBackend
+from launcher.cli.report import report_rows
+from launcher.resolve.backend import ResolvedBackend
 
 EXCLUSIVE = "fakedev_graphs"
 

@@ -18,7 +18,7 @@ def test_dry_run_prints_backend_source_layout_env_and_command_and_starts_nothing
     for rank in range(3):
         assert f"RANK={rank} LOCAL_RANK={rank} WORLD_SIZE=3" in out
     assert "ACCEL_COMPILE_BACKEND_SOURCE=--compile-backend" in out
-    assert f"-m launcher.bootstrap script {RECORD_RANK} x" in out
+    assert f"-m launcher.rank.bootstrap script {RECORD_RANK} x" in out
     assert result.records() == {}
 
 

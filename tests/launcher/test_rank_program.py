@@ -75,6 +75,6 @@ def test_the_example_reads_its_backend_from_the_ds_config_it_is_given(launch: La
 def test_the_bootstrap_does_not_import_click() -> None:
     import subprocess
 
-    code = "import sys, launcher.bootstrap; print('click' in sys.modules)"
+    code = "import sys, launcher.rank.bootstrap; print('click' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from accelerators.torch_build import torch_build
-from launcher import facts_cache
+from launcher.resolve import node_facts_cache as facts_cache
 from tests.launcher.conftest import clean_environ
 
 # A user script that says whether dynamo was imported before it started, then compiles and reports the backend.
@@ -35,7 +35,7 @@ def run_bootstrap(script: Path, cache_home: Path, backend: str, extra: dict[str,
                          "ACCEL_COMPILE_BACKEND_SOURCE": "--compile-backend", "ACCEL_ACCELERATOR": "cpu",
                          "RANK": "0", **(extra or {})})
     env.pop("TORCHELASTIC_ERROR_FILE", None)
-    argv = [sys.executable, "-P", "-m", "launcher.bootstrap", "script", str(script)]
+    argv = [sys.executable, "-P", "-m", "launcher.rank.bootstrap", "script", str(script)]
     if not wait:
         return subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from launcher.failure import failure_from_engine
-from launcher.root_cause import RootCause, root_cause
+from launcher.run.failure import failure_from_engine
+from launcher.run.root_cause import RootCause, root_cause
 from tests.launcher.conftest import SCRIPTS, Launcher
 
 CALLSTACK = (

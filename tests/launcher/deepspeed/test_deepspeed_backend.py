@@ -104,7 +104,7 @@ def test_plain_deepspeed_refuses_compile_backend_and_a_rank_of_ours_accepts_it(t
     plain = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=100)
     assert plain.returncode != 0 and "Extra inputs are not permitted" in plain.stderr
     env = clean_environ({"ACCEL_COMPILE_BACKEND": "eager", "ACCEL_ACCELERATOR": "cpu", "RANK": "0"})
-    ours = subprocess.run([sys.executable, "-P", "-m", "launcher.bootstrap", "script", str(script)],
+    ours = subprocess.run([sys.executable, "-P", "-m", "launcher.rank.bootstrap", "script", str(script)],
                           env=env, capture_output=True, text=True, timeout=100)
     assert ours.returncode == 0, ours.stderr
     assert ours.stdout.strip().endswith("accepted")

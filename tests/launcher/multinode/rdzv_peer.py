@@ -7,7 +7,7 @@ import sys
 
 from torch.distributed.elastic.rendezvous import RendezvousParameters, rendezvous_handler_registry
 
-from launcher.multinode.backend_agreement import BackendMismatchError, register_handlers
+from launcher.run.rendezvous.backend_agreement import BackendMismatchError, register_handlers
 
 
 def main(endpoint: str, run_id: str, backend: str, host: str, is_host: str, out: str) -> int:

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from launcher.config import JobConfig, Program
-from launcher.launch import LaunchOptions, prepare_job
-from launcher.multinode.addresses import GLOO_IFNAME_VAR, Placement, place_node
-from launcher.plan import rendezvous
-from launcher.resolve import ResolvedBackend
+from launcher.prepare.config import JobConfig, Program
+from launcher.prepare.job import LaunchOptions, prepare_job
+from launcher.multinode.node.addresses import GLOO_IFNAME_VAR, Placement, place_node
+from launcher.prepare.plan import rendezvous
+from launcher.resolve.backend import ResolvedBackend
 
 
 @pytest.mark.parametrize(("own", "hosts_store"), [("node0", True), ("node1", False)])

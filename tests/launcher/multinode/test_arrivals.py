@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from torch.distributed import TCPStore
 
-from launcher.multinode.arrivals import Arrivals
+from launcher.run.rendezvous.arrivals import Arrivals
 
 
 def test_the_timeout_line_names_who_came_once_each_and_counts_who_never_did() -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from launcher.multinode.backend_claims import BackendClaim, disagreement
+from launcher.run.rendezvous.backend_claims import BackendClaim, disagreement
 
 PEER = Path(__file__).with_name("rdzv_peer.py")
 ROOT = Path(__file__).resolve().parents[3]
@@ -87,7 +87,7 @@ def test_agreeing_claims_give_no_message_and_the_first_differing_node_is_named()
 def test_the_wrapped_handlers_are_registered_idempotently() -> None:
     from torch.distributed.elastic.rendezvous import rendezvous_handler_registry
 
-    from launcher.multinode.backend_agreement import register_handlers
+    from launcher.run.rendezvous.backend_agreement import register_handlers
 
     register_handlers()
     register_handlers()

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from launcher.multinode.errors import NodeIdentityError
-from launcher.multinode.node_identity import NodeIdentity, node_identity
-from launcher.multinode.node_table import node_table_env, parse_node_table
-from launcher.multinode.selection import NodeSpec
-from launcher.multinode.slurm_nodelist import expand_nodelist
+from launcher.multinode.node.identity import NodeIdentity, node_identity
+from launcher.multinode.node.table import node_table_env, parse_node_table
+from launcher.multinode.head.selection import NodeSpec
+from launcher.multinode.node.slurm_nodelist import expand_nodelist
 
 NODES = (NodeSpec("h1", (0, 1, 2)), NodeSpec("h2", (0, 2)))
 TABLE = node_table_env(NODES)

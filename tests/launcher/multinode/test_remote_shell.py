@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from launcher.multinode.remote_shell import pdsh_escape, pdsh_shell_command, shell_command
+from launcher.multinode.head.remote_shell import pdsh_escape, pdsh_shell_command, shell_command
 
 ECHO_ARGV = [sys.executable, "-c", "import sys, json, os; print(json.dumps([sys.argv[1:], os.environ.get('V')]))"]
 NASTY = ["a b", "it's", 'say "hi"', "$HOME", "`id`", "a;b", "x && y", "line1\nline2", "ünï ☃", "%n %h %%", "", "-x", "*"]

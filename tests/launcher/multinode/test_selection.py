@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from launcher.multinode.errors import SelectionError
-from launcher.multinode.hostfile import HostSlots
-from launcher.multinode.selection import NodeSpec, select_nodes
+from launcher.multinode.head.hostfile import HostSlots
+from launcher.multinode.head.selection import NodeSpec, select_nodes
 
 HOSTS = (HostSlots("h1", 4), HostSlots("h2", 2), HostSlots("h3", 1))
 

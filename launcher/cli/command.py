@@ -1,0 +1,209 @@
+"""The `accel-launch` command: a thin click layer over `launcher.prepare.job` and `launcher.run.spawn`.
+
+All user-facing text of a launch is written here, and every domain error becomes exit status 2 here.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from launcher.prepare.config import Program
+from launcher.cli.dropin import ETCD_BACKENDS, MPI_RUNNERS, HostFlags, translate
+from launcher.errors import LaunchError
+from launcher.prepare.job import LaunchOptions, check_ports, prepare_job
+from launcher.cli.peer_flags import PEER_NAMES, both, peer_options
+from launcher.prepare.plan import format_plan, plan_rows
+from launcher.prepare.validate import check_options
+
+__all__ = ["main", "report_main", "accel_launch"]
+
+_CONTEXT = {"allow_interspersed_args": False, "help_option_names": ["-h", "--help"], "max_content_width": 100,
+            "auto_envvar_prefix": "PET"}
+
+
+class OneLineCommand(click.Command):
+    """A command whose usage errors are one line, `accel-launch: error: ...`, with exit status 2."""
+
+    def main(self, *args: object, standalone_mode: bool = True, **kwargs: object) -> object:
+        """Run the command; a usage error is one line on stderr, never click's usage block."""
+        try:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        except click.ClickException as exc:
+            _fail(" ".join(exc.format_message().split()))
+        except click.exceptions.Abort:
+            sys.exit(130)  # Ctrl-C before any rank started
+
+
+@click.command(cls=OneLineCommand, context_settings=_CONTEXT)
+@click.option(*both("compile-backend"), "compile_backend", metavar="NAME",
+              help="torch.compile backend for every rank ('accelerator' = its default). Env: ACCEL_COMPILE_BACKEND.")
+@click.option("--accelerator", metavar="NAME", help="Use this accelerator instead of detecting one. Env: ACCEL_ACCELERATOR.")
+@click.option(*both("ds-config"), "ds_config", metavar="PATH", help="DeepSpeed-style JSON whose compile.backend is used.")
+@click.option(*both("nproc-per-node"), "nproc_per_node", default="1", show_default=True, metavar="N|auto",
+              help="Ranks on this node; 'auto' = one per device.")
+@click.option("--nnodes", default="1", show_default=True, metavar="N|MIN:MAX", help="Number of nodes.")
+@click.option(*both("node-rank"), "node_rank", type=click.IntRange(min=0),
+              help="This node's rank (default 0, or what Slurm / OpenMPI / pdsh say).")
+@click.option(*both("master-addr"), "master_addr", default="127.0.0.1", show_default=True,
+              help="Address of the node that hosts the store.")
+@click.option(*both("master-port"), "master_port", type=int, help="Port of the store; default: a free port.")
+@click.option(*both("rdzv-backend"), "rdzv_backend", type=click.Choice(["c10d", "static", *ETCD_BACKENDS]), default="c10d",
+              show_default=True, help="torch elastic rendezvous backend.")
+@click.option(*both("rdzv-endpoint"), "rdzv_endpoint", default="", metavar="HOST:PORT",
+              help="Rendezvous endpoint for multi-node jobs.")
+@click.option(*both("rdzv-id"), "rdzv_id", default="", metavar="ID", help="Job id shared by all nodes.")
+@click.option(*both("rdzv-timeout"), "rdzv_timeout", type=click.IntRange(min=1), default=900, show_default=True,
+              help="Seconds to wait for the other nodes.")
+@click.option(*both("max-restarts"), "max_restarts", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Restarts of the worker group after a failure.")
+@click.option("-m", "--module", is_flag=True, help="Run SCRIPT as a module, like python -m.")
+@click.option(*both("no-python"), "no_python", is_flag=True, help="Run SCRIPT as a program, not with python.")
+@click.option(*both("env-file"), "env_file", metavar="PATH",
+              help="Variables for the job; the process environment wins. Default: ./.env if present.")
+@click.option(*both("log-dir"), "log_dir", metavar="DIR", help="Keep every rank's stdout and stderr under DIR.")
+@click.option(*both("grace-period"), "grace_period", type=click.FloatRange(min=0), default=5.0, show_default=True,
+              help="Seconds ranks get after SIGTERM before SIGKILL.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+              help="Stop the whole job after this many seconds (exit 124).")
+@click.option(*both("dry-run"), "dry_run", is_flag=True, help="Print the resolved plan and start nothing.")
+@click.option("-v", "--verbose", is_flag=True, help="Show the launcher's and torch elastic's logs.")
+@click.option("-H", "--hostfile", metavar="FILE", help="Start the job on the hosts of FILE ('host slots=N' lines).")
+@click.option("-i", "--include", default="", metavar="HOST[:SLOTS]@...",
+              help="Only these hosts/slots of the hostfile; without one, localhost:0,2 picks local devices.")
+@click.option("-e", "--exclude", default="", metavar="HOST[:SLOTS]@...",
+              help="All hosts/slots of the hostfile but these; without one, localhost:1 leaves out a local device.")
+@click.option(*both("num-nodes"), "num_nodes", type=int, default=-1, help="Use the first N hosts of the hostfile.")
+@click.option(*both("num-gpus", "--num-accelerators", "--num_accelerators"), "num_gpus", type=int, default=-1,
+              help="Use the first N slots of each host (without a hostfile: N local ranks).")
+@click.option("--launcher", "runner", type=click.Choice(["ssh", "pdsh", "openmpi", "slurm", *MPI_RUNNERS],
+              case_sensitive=False), default="ssh", show_default=True, help="How the hostfile's nodes are reached.")
+@click.option("--export", "exports", multiple=True, metavar="NAME", help="Send this variable to every node (repeatable).")
+@click.option(*both("ssh-port"), "ssh_port", type=click.IntRange(1, 65535), help="Port of the nodes' sshd.")
+@click.option(*both("ssh-option"), "ssh_options", multiple=True, metavar="KEY=VALUE",
+              help="Extra ssh -o option (repeatable).")
+@click.option(*both("compile-backend-source"), "compile_backend_source", hidden=True)
+@click.option(*both("stop-on-stdin-eof"), "stop_on_stdin_eof", is_flag=True, hidden=True)
+@peer_options
+@click.argument("script", metavar="SCRIPT")
+@click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
+def accel_launch(script: str, script_args: tuple[str, ...], module: bool, no_python: bool, dry_run: bool,
+                 verbose: bool, hostfile: str | None, include: str, exclude: str, num_nodes: int, num_gpus: int,
+                 runner: str, exports: tuple[str, ...], ssh_port: int | None, ssh_options: tuple[str, ...],
+                 stop_on_stdin_eof: bool, **options: object) -> None:
+    """Launch SCRIPT on every rank with one validated torch.compile backend.
+
+    Everything after SCRIPT goes to the script untouched.
+
+    \b
+    Example:
+      accel-launch --nproc-per-node 2 --compile-backend inductor examples/train.py --steps 5
+    """
+    if module and no_python:
+        raise click.UsageError("-m/--module and --no-python cannot be used together")
+    mode = "module" if module else "exec" if no_python else "script"
+    _configure_logging(verbose)
+    peers = {name: options.pop(name) for name in PEER_NAMES}
+    hosts = HostFlags(hostfile, include, exclude, num_nodes, num_gpus, runner.lower())
+    try:
+        values, through_runner = translate(peers, options, hosts, mode, _given())
+        launch_options = LaunchOptions(program=Program(mode, script, tuple(script_args)), **values)
+        check_options(launch_options, Path.cwd(), head=through_runner)
+        job = prepare_job(launch_options, dict(os.environ), Path.cwd())
+        if through_runner:
+            from launcher.multinode.head.commands import HostSelection, hostfile_commands
+
+            selection = HostSelection(hostfile, include, exclude, num_nodes, num_gpus, runner, exports, ssh_port,
+                                      ssh_options)
+            commands = hostfile_commands(selection, job.config, launch_options, dict(os.environ), Path.cwd())
+        else:
+            commands = None
+            if not dry_run:
+                check_ports(job.config)
+    except (LaunchError, ValueError) as exc:
+        _fail(str(exc))
+    for note in job.notes:
+        click.echo(f"accel-launch: note: {note}", err=True)
+    if dry_run:
+        click.echo("accel-launch plan (dry run: nothing started)")
+        rows = plan_rows(job.config, job.detected_by)
+        if commands is not None:
+            from launcher.multinode.head.commands import describe_commands
+
+            rows = [*rows[:3], *describe_commands(commands)]
+        click.echo(format_plan(rows))
+        return
+    if commands is not None:
+        from launcher.multinode.head.supervise import supervise
+
+        status, message = supervise(commands, job.config.grace_period)
+        if message:
+            click.echo(f"accel-launch: {message}", err=True)
+        sys.exit(status)
+    logging.getLogger(__name__).info("plan:\n%s", format_plan(plan_rows(job.config, job.detected_by)))
+    config = job.config
+    nodes = "" if config.nnodes == "1" else f" (node {config.node_rank} of {config.nnodes})"
+    click.echo(
+        f"accel-launch: {config.nproc_per_node} rank(s){nodes} on {config.accelerator}, "
+        f"compile backend {config.backend.describe()}",
+        err=True,
+    )
+    from launcher.run.spawn import run_job, silence_engine_logs
+
+    if not verbose:
+        silence_engine_logs()
+    if stop_on_stdin_eof:
+        from launcher.multinode.head.commands import stop_when_stdin_closes
+
+        stop_when_stdin_closes()
+    outcome = run_job(config)
+    if outcome.message:
+        click.echo(f"accel-launch: {outcome.message}", err=True)
+    _exit_now(outcome.status)
+
+
+def _given() -> set[str]:
+    """The parameters the user set (on the command line or through a PET_* variable), not defaulted."""
+    ctx = click.get_current_context()
+    defaulted = (None, click.core.ParameterSource.DEFAULT)
+    return {param.name for param in ctx.command.params if ctx.get_parameter_source(param.name) not in defaulted}
+
+
+def _exit_now(status: int) -> None:
+    """Exit once the job is over and swept: without waiting on the engine's leftover threads (a rendezvous
+    or log-tail thread could keep the interpreter from ending) or on the collector's walk of torch."""
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
+
+
+def _fail(message: str) -> None:
+    click.echo(f"accel-launch: error: {message}", err=True)
+    sys.exit(2)
+
+
+def _configure_logging(verbose: bool) -> None:
+    logging.basicConfig(format="%(name)s: %(message)s", level=logging.INFO if verbose else logging.WARNING)
+
+
+def main() -> None:
+    """Console script `accel-launch`; `accel-launch report` prints the report. Never ends in a traceback."""
+    from launcher.cli.last_resort import run_last_resort
+    from launcher.cli.std_streams import guard_std_streams
+
+    guard_std_streams()
+    if sys.argv[1:2] == ["report"] and not Path("report").exists():
+        return run_last_resort(lambda: report_main(sys.argv[2:]))
+    run_last_resort(lambda: accel_launch(prog_name="accel-launch"))
+
+
+def report_main(argv: list[str] | None = None) -> None:
+    """Console script `accel-report`."""
+    from launcher.cli.report import report_command
+
+    report_command(args=argv, prog_name="accel-report")

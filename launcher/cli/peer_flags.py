@@ -1,0 +1,106 @@
+"""The click options for torchrun's and DeepSpeed's flags that `cli/command.py` does not declare itself.
+
+Each is either implemented (see `launcher.cli.dropin`) or refused in one line that says what to use instead;
+docs/FLAGS.md is the table of all of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import click
+
+__all__ = ["both", "peer_options", "REFUSED", "PEER_NAMES"]
+
+# Flags refused outright: parameter name -> (flag as typed, why, and what to use instead).
+REFUSED: dict[str, tuple[str, str]] = {
+    "logs_specs": ("--logs-specs", "accel-launch keeps its own log layout, which the failure summary reads; "
+                   "use --log-dir DIR (and --redirects / --tee)"),
+    "numa_binding": ("--numa-binding", "not supported; pin ranks to cores with --bind_cores_to_rank "
+                     "[--bind_core_list LIST]"),
+    "autotuning": ("--autotuning", "the DeepSpeed autotuner runs only under the deepspeed launcher; "
+                   "run `deepspeed --autotuning ...` once, then launch with the config it writes"),
+    "elastic_training": ("--elastic_training", "use torch elastic: --nnodes MIN:MAX with --rdzv-endpoint "
+                         "HOST:PORT on every node"),
+    "min_elastic_nodes": ("--min_elastic_nodes", "use --nnodes MIN:MAX with --rdzv-endpoint HOST:PORT"),
+    "max_elastic_nodes": ("--max_elastic_nodes", "use --nnodes MIN:MAX with --rdzv-endpoint HOST:PORT"),
+    "launcher_args": ("--launcher_args", "runner options cannot be passed through; use --ssh-option / "
+                      "--ssh-port for ssh, or run srun / mpirun yourself around accel-launch"),
+    "save_pid": ("--save_pid", "not supported; the launcher's pid is $! in the shell that started it"),
+    "comment": ("--comment", "pass it to srun yourself: srun --comment TEXT accel-launch ..."),
+    "account": ("--account", "pass it to srun yourself: srun --account NAME accel-launch ..."),
+    "venv_script": ("--venv_script", "activate the environment in the nodes' login shell, or use "
+                    "--export / .accel_env for its variables"),
+}
+
+
+def both(name: str, *extra: str) -> tuple[str, ...]:
+    """A flag in both spellings, `--nproc-per-node` and `--nproc_per_node`, plus any extra names."""
+    underscored = name.replace("-", "_")
+    return (f"--{name}", *((f"--{underscored}",) if underscored != name else ()), *extra)
+
+
+_OPTIONS = [
+    # torchrun
+    click.option("--standalone", is_flag=True, help="One node: rendezvous on a free port with a fresh run id."),
+    click.option(*both("rdzv-conf"), "rdzv_conf", default="", metavar="K=V,...",
+                 help="Extra rendezvous settings, e.g. join_timeout=600."),
+    click.option(*both("monitor-interval"), "monitor_interval", type=float, default=0.1, show_default=True,
+                 help="Seconds between the engine's checks of the ranks."),
+    click.option(*both("start-method"), "start_method", type=click.Choice(["spawn", "fork", "forkserver"]),
+                 default="spawn", show_default=True, help="Only spawn: every rank is a fresh interpreter."),
+    click.option(*both("event-log-handler"), "event_log_handler", default="null", show_default=True,
+                 help="torch elastic event handler (null, console, ...)."),
+    click.option("--role", default="default", show_default=True, help="The workers' role (ROLE_NAME)."),
+    click.option(*both("run-path"), "run_path", is_flag=True, help="Run SCRIPT by path (runpy.run_path), "
+                 "as every script runs."),
+    click.option("-r", "--redirects", default="0", show_default=True, metavar="0-3|RANK:0-3,...",
+                 help="Streams of ranks that go to log files only (1 out, 2 err, 3 both)."),
+    click.option("-t", "--tee", default="0", show_default=True, metavar="0-3|RANK:0-3,...",
+                 help="Streams of ranks that go to log files and the terminal."),
+    click.option(*both("local-ranks-filter"), "local_ranks_filter", default="", metavar="R,R",
+                 help="Only these local ranks' teed output on the terminal."),
+    click.option(*both("duplicate-stdout-filters"), "duplicate_stdout_filters", default="", metavar="S,S",
+                 help="Copy stdout lines containing any of these to a file."),
+    click.option(*both("duplicate-stderr-filters"), "duplicate_stderr_filters", default="", metavar="S,S",
+                 help="Copy stderr lines containing any of these to a file."),
+    click.option(*both("local-addr"), "local_addr", metavar="ADDR", help="This node's address for the rendezvous."),
+    click.option(*both("signals-to-handle"), "signals_to_handle", default="SIGTERM,SIGINT,SIGHUP,SIGQUIT",
+                 show_default=True, help="Signals the launcher passes on to the ranks."),
+    click.option(*both("shutdown-timeout"), "shutdown_timeout", type=click.IntRange(min=0), metavar="SECONDS",
+                 help="torchrun's name for --grace-period."),
+    click.option(*both("virtual-local-rank"), "virtual_local_rank", is_flag=True,
+                 help="Every rank sees LOCAL_RANK=0 and one device."),
+    click.option(*both("logs-specs"), "logs_specs", hidden=True),
+    click.option(*both("numa-binding"), "numa_binding", hidden=True),
+    # DeepSpeed
+    click.option(*both("no-local-rank"), "no_local_rank", is_flag=True,
+                 help="Accepted: the script never gets --local_rank (LOCAL_RANK is in its environment)."),
+    click.option(*both("no-ssh-check"), "no_ssh_check", is_flag=True, help="Accepted: no ssh check is made."),
+    click.option(*both("no-ssh"), "no_ssh", is_flag=True,
+                 help="With --hostfile and --node-rank: start only this node's ranks, without ssh."),
+    click.option(*both("force-multi"), "force_multi", is_flag=True,
+                 help="Accepted with --hostfile: every hostfile launch goes through the runner."),
+    click.option(*both("enable-each-rank-log"), "each_rank_log", metavar="DIR",
+                 help="Each rank's stdout and stderr in files under DIR (as --log-dir)."),
+    click.option(*both("bind-cores-to-rank"), "bind_cores_to_rank", is_flag=True,
+                 help="Pin each local rank to its own share of the cores."),
+    click.option(*both("bind-core-list"), "bind_core_list", metavar="LIST",
+                 help="The cores to share out, e.g. 0-3,8 (implies --bind_cores_to_rank)."),
+    *(click.option(*both(name.replace("_", "-")), name, hidden=True, is_flag=name in ("elastic_training", "save_pid"))
+      for name in REFUSED if name not in ("logs_specs", "numa_binding")),
+]
+
+
+def peer_options(command: Callable) -> Callable:
+    """Decorate `command` with every option above."""
+    for option in reversed(_OPTIONS):
+        command = option(command)
+    return command
+
+
+PEER_NAMES = ("standalone", "rdzv_conf", "monitor_interval", "start_method", "event_log_handler", "role", "run_path",
+              "redirects", "tee", "local_ranks_filter", "duplicate_stdout_filters", "duplicate_stderr_filters",
+              "local_addr", "signals_to_handle", "shutdown_timeout", "virtual_local_rank", "no_local_rank",
+              "no_ssh_check", "no_ssh", "force_multi", "each_rank_log", "bind_cores_to_rank", "bind_core_list",
+              *REFUSED)

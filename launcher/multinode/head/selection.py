@@ -1,0 +1,110 @@
+"""Choose nodes and device slots from a hostfile: `--include` / `--exclude` (`host1:0,1@host2`),
+`--num-nodes`, `--num-gpus`, with DeepSpeed's semantics.
+
+The result keeps the hostfile's order, and a node's rank is its position in it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from launcher.multinode.errors import SelectionError
+from launcher.multinode.head.hostfile import HostSlots
+
+__all__ = ["NodeSpec", "select_nodes"]
+
+_INDEX = re.compile(r"[0-9]+")
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """A selected node and the device indices its ranks get (`len(slots)` processes)."""
+
+    host: str
+    slots: tuple[int, ...]
+
+    @property
+    def nproc(self) -> int:
+        """How many ranks this node starts."""
+        return len(self.slots)
+
+
+def select_nodes(
+    hosts: Sequence[HostSlots], include: str = "", exclude: str = "", num_nodes: int = -1, num_gpus: int = -1
+) -> tuple[NodeSpec, ...]:
+    """The nodes to launch on; -1 for `num_nodes` / `num_gpus` means all."""
+    if include and exclude:
+        raise SelectionError("--include", include, "cannot be combined with --exclude; give one of them")
+    for flag, given in (("--include", include), ("--exclude", exclude)):
+        if given and (num_nodes != -1 or num_gpus != -1):
+            which = "--num-nodes" if num_nodes != -1 else "--num-gpus"
+            raise SelectionError(flag, given, f"cannot be combined with {which}")
+    pool = {entry.host: tuple(range(entry.slots)) for entry in hosts}
+    if include:
+        chosen = _include(pool, include)
+    elif exclude:
+        chosen = _exclude(pool, exclude)
+    else:
+        chosen = dict(pool)
+    nodes = [NodeSpec(host, chosen[host]) for host in pool if chosen.get(host)]
+    return _limit(nodes, num_nodes, num_gpus)
+
+
+def _parse(flag: str, text: str, pool: dict[str, tuple[int, ...]]) -> list[tuple[str, list[int] | None]]:
+    """`host[:i,j]@...` as (host, indices or None for the whole host), each checked against the pool."""
+    parts = []
+    for part in text.split("@"):
+        host, colon, indices = part.partition(":")
+        if not host:
+            raise SelectionError(flag, part, "empty host name (expected host or host:0,1, joined by '@')")
+        if host not in pool:
+            raise SelectionError(flag, part, f"host {host!r} is not in the hostfile ({', '.join(pool)})")
+        if not colon:
+            parts.append((host, None))
+            continue
+        slots = []
+        for index in indices.split(","):
+            if not _INDEX.fullmatch(index):
+                raise SelectionError(flag, part, f"{index!r} is not a slot number (expected host:0,1)")
+            if int(index) not in pool[host]:
+                raise SelectionError(flag, part, f"host {host!r} has slots 0-{len(pool[host]) - 1}, not {index}")
+            slots.append(int(index))
+        parts.append((host, slots))
+    return parts
+
+
+def _include(pool: dict[str, tuple[int, ...]], text: str) -> dict[str, tuple[int, ...]]:
+    chosen: dict[str, list[int]] = {}
+    for host, slots in _parse("--include", text, pool):
+        kept = chosen.setdefault(host, [])
+        kept.extend(slot for slot in (pool[host] if slots is None else slots) if slot not in kept)
+    return {host: tuple(slots) for host, slots in chosen.items()}
+
+
+def _exclude(pool: dict[str, tuple[int, ...]], text: str) -> dict[str, tuple[int, ...]]:
+    chosen = dict(pool)
+    for host, slots in _parse("--exclude", text, pool):
+        dropped = set(pool[host] if slots is None else slots)
+        chosen[host] = tuple(slot for slot in chosen[host] if slot not in dropped)
+    if not any(chosen.values()):
+        raise SelectionError("--exclude", text, "excludes every slot of every host")
+    return chosen
+
+
+def _limit(nodes: list[NodeSpec], num_nodes: int, num_gpus: int) -> tuple[NodeSpec, ...]:
+    if num_nodes != -1:
+        if num_nodes < 1:
+            raise SelectionError("--num-nodes", str(num_nodes), "must be at least 1 (or -1 for all)")
+        if num_nodes > len(nodes):
+            raise SelectionError("--num-nodes", str(num_nodes), f"the hostfile has only {len(nodes)} nodes")
+        nodes = nodes[:num_nodes]
+    if num_gpus != -1:
+        if num_gpus < 1:
+            raise SelectionError("--num-gpus", str(num_gpus), "must be at least 1 (or -1 for all)")
+        short = next((node for node in nodes if node.nproc < num_gpus), None)
+        if short is not None:
+            raise SelectionError("--num-gpus", str(num_gpus), f"host {short.host!r} has only {short.nproc} slots")
+        nodes = [NodeSpec(node.host, node.slots[:num_gpus]) for node in nodes]
+    return tuple(nodes)

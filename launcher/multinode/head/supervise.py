@@ -1,0 +1,81 @@
+"""Running the runner processes of a hostfile launch: the first node that fails stops every other node."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Sequence
+
+from launcher.multinode.head.runners import LaunchCommand
+
+__all__ = ["supervise"]
+
+_POLL_SECONDS = 0.05
+
+
+def supervise(commands: Sequence[LaunchCommand], grace_seconds: float) -> tuple[int, str | None]:
+    """Start every command (no shell), wait; returns (exit status, message for the user or None)."""
+    received: list[int] = []
+
+    def on_signal(signum: int, _frame: object) -> None:
+        received.append(signum)
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    processes: list[subprocess.Popen] = []
+    try:
+        for command in commands:
+            processes.append(subprocess.Popen(command.argv, env={**os.environ, **command.env},
+                                              stdin=subprocess.PIPE))
+        return _wait(commands, processes, received, grace_seconds)
+    finally:
+        _stop(processes, grace_seconds)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _wait(commands, processes, received, grace_seconds) -> tuple[int, str | None]:
+    while True:
+        if received:
+            name = signal.Signals(received[0]).name
+            return 128 + received[0], f"stopped by {name}; every node was stopped"
+        running = False
+        for command, process in zip(commands, processes):
+            status = process.poll()
+            if status is None:
+                running = True
+            elif status != 0:
+                hosts = command.host or "every node"
+                shown = 128 - status if status < 0 else status
+                return shown, f"the node launcher on {hosts} exited with status {shown}; every other node was stopped"
+        if not running:
+            return 0, None
+        time.sleep(_POLL_SECONDS)
+
+
+def _stop(processes: Sequence[subprocess.Popen], grace_seconds: float) -> None:
+    """Close every runner's stdin; give ssh runners time to end by themselves (the node launcher on the far
+    side stops its ranks when its stdin closes, then the session ends), then SIGTERM, then SIGKILL."""
+    for process in processes:
+        if process.stdin:
+            process.stdin.close()
+    over_ssh = [process for process in processes if process.args[0] == "ssh"]
+    _wait_all(over_ssh, grace_seconds + 5)
+    for process in processes:
+        if process.poll() is None:
+            process.terminate()
+    for process in _wait_all(processes, 5):
+        process.kill()
+        process.wait()
+
+
+def _wait_all(processes: Sequence[subprocess.Popen], seconds: float) -> list[subprocess.Popen]:
+    """Wait up to `seconds` in all for `processes`; return those still running."""
+    deadline = time.monotonic() + seconds
+    for process in processes:
+        try:
+            process.wait(timeout=max(0.01, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            pass
+    return [process for process in processes if process.poll() is None]

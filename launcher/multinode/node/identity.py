@@ -1,0 +1,131 @@
+"""Which node this node launcher is, read from the environment the engine that started it set up.
+
+Looked up in this order, the first that is present wins:
+1. our own override, set by the ssh and pdsh runners: `ACCEL_NODE_RANK`, or `ACCEL_NODE_HOST` (looked up
+   in `ACCEL_NODE_HOSTS`); either needs the node table (see `node_table`);
+2. Slurm (`srun`): `SLURM_PROCID`, `SLURM_STEP_NUM_TASKS` / `SLURM_NTASKS`, `SLURM_STEP_NUM_NODES` /
+   `SLURM_NNODES`, and `SLURM_STEP_NODELIST` / `SLURM_JOB_NODELIST`, whose first host is the master;
+3. OpenMPI (`mpirun`): `OMPI_COMM_WORLD_RANK`, `OMPI_COMM_WORLD_SIZE`, `OMPI_COMM_WORLD_LOCAL_RANK`.
+
+Slurm's job and step ids (`SLURM_JOB_ID`, `SLURM_STEP_ID`) and OpenMPI's job id
+(`OMPI_MCA_ess_base_jobid`) give the rendezvous id when `--rdzv-id` is not given, so that the nodes of one
+job meet (each would draw its own random id otherwise).
+
+Under Slurm the node table entry is found by host name (`SLURMD_NODENAME`) when it is in the table,
+because Slurm numbers tasks in its own node order, not necessarily the one given to `--nodelist`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from launcher.multinode.errors import NodeIdentityError
+from launcher.multinode.node.table import HOST_VAR, HOSTS_VAR, RANK_VAR, parse_node_table
+from launcher.multinode.head.selection import NodeSpec
+from launcher.multinode.node.slurm_nodelist import expand_nodelist
+
+__all__ = ["NodeIdentity", "node_identity"]
+
+
+@dataclass(frozen=True)
+class NodeIdentity:
+    """This node's place in the job; `node` (its host and devices) is None when no node table came along."""
+
+    node_rank: int
+    nnodes: int
+    master_addr: str | None
+    source: str
+    node: NodeSpec | None
+    own_name: str | None = None  # Slurm's name for this node (SLURMD_NODENAME), used when no table came along
+    job_id: str | None = None  # the engine's id of this job, the same on every node: the default --rdzv-id
+
+    @property
+    def host(self) -> str | None:
+        """This node's name or address as the other nodes know it, where the engine says it."""
+        return self.node.host if self.node is not None else self.own_name
+
+
+def node_identity(environ: Mapping[str, str]) -> NodeIdentity | None:
+    """This node's identity, or None when nothing in `environ` says it."""
+    table = parse_node_table(environ)
+    if RANK_VAR in environ or HOST_VAR in environ:
+        return _override(environ, table)
+    if "SLURM_PROCID" in environ:
+        return _slurm(environ, table)
+    if "OMPI_COMM_WORLD_RANK" in environ:
+        return _openmpi(environ, table)
+    return None
+
+
+def _override(environ: Mapping[str, str], table: tuple[NodeSpec, ...] | None) -> NodeIdentity:
+    variable = RANK_VAR if RANK_VAR in environ else HOST_VAR
+    if table is None:
+        raise NodeIdentityError(variable, environ[variable], f"needs {HOSTS_VAR} as well")
+    hosts = [node.host for node in table]
+    if variable == HOST_VAR:
+        if environ[HOST_VAR] not in hosts:
+            raise NodeIdentityError(HOST_VAR, environ[HOST_VAR], f"is not one of {HOSTS_VAR}={','.join(hosts)}")
+        rank = hosts.index(environ[HOST_VAR])
+    else:
+        rank = _integer(environ, RANK_VAR, below=len(table))
+    return NodeIdentity(rank, len(table), hosts[0], variable, table[rank])
+
+
+def _slurm(environ: Mapping[str, str], table: tuple[NodeSpec, ...] | None) -> NodeIdentity:
+    tasks_var = _first_present(environ, "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS") or "SLURM_NTASKS"
+    nodes_var = _first_present(environ, "SLURM_STEP_NUM_NODES", "SLURM_NNODES", "SLURM_JOB_NUM_NODES")
+    ntasks = _integer(environ, tasks_var, minimum=1)
+    nnodes = _integer(environ, nodes_var, minimum=1) if nodes_var else ntasks
+    if ntasks != nnodes:
+        expected = f"needs one accel-launch per node, but {nodes_var}={nnodes} (use srun --ntasks-per-node=1)"
+        raise NodeIdentityError(tasks_var, str(ntasks), expected)
+    rank = _integer(environ, "SLURM_PROCID", below=ntasks)
+    master = None
+    list_var = _first_present(environ, "SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST")
+    if list_var:
+        try:
+            master = expand_nodelist(environ[list_var])[0]
+        except ValueError as exc:
+            raise NodeIdentityError(list_var, environ[list_var], f"not a Slurm host list: it {exc}") from None
+    node = _table_entry(table, rank, ntasks, "SLURM_NTASKS", environ.get("SLURMD_NODENAME"))
+    job = environ.get("SLURM_JOB_ID")
+    job_id = f"slurm-{job}.{environ.get('SLURM_STEP_ID', '')}" if job else None
+    return NodeIdentity(rank, ntasks, master, "Slurm", node, environ.get("SLURMD_NODENAME"), job_id)
+
+
+def _openmpi(environ: Mapping[str, str], table: tuple[NodeSpec, ...] | None) -> NodeIdentity:
+    size = _integer(environ, "OMPI_COMM_WORLD_SIZE", minimum=1)
+    rank = _integer(environ, "OMPI_COMM_WORLD_RANK", below=size)
+    if "OMPI_COMM_WORLD_LOCAL_RANK" in environ and _integer(environ, "OMPI_COMM_WORLD_LOCAL_RANK") != 0:
+        expected = "must be 0: start one accel-launch per host (mpirun --map-by ppr:1:node)"
+        raise NodeIdentityError("OMPI_COMM_WORLD_LOCAL_RANK", environ["OMPI_COMM_WORLD_LOCAL_RANK"], expected)
+    node = _table_entry(table, rank, size, "OMPI_COMM_WORLD_SIZE", None)
+    job = environ.get("OMPI_MCA_ess_base_jobid")
+    return NodeIdentity(rank, size, table[0].host if table else None, "OpenMPI", node,
+                        job_id=f"openmpi-{job}" if job else None)
+
+
+def _table_entry(
+    table: tuple[NodeSpec, ...] | None, rank: int, size: int, size_var: str, host: str | None
+) -> NodeSpec | None:
+    """This node's table entry: by host name when the engine gave one that is listed, else by rank."""
+    if table is None:
+        return None
+    if len(table) != size:
+        hosts = ",".join(node.host for node in table)
+        raise NodeIdentityError(HOSTS_VAR, hosts, f"lists {len(table)} hosts, but {size_var}={size}")
+    return next((node for node in table if node.host == host), table[rank])
+
+
+def _first_present(environ: Mapping[str, str], *names: str) -> str:
+    return next((name for name in names if name in environ), "")
+
+
+def _integer(environ: Mapping[str, str], name: str, minimum: int = 0, below: int | None = None) -> int:
+    value = environ.get(name, "")
+    if not (value.isascii() and value.isdigit()) or int(value) < minimum:
+        raise NodeIdentityError(name, value, f"expected an integer of at least {minimum}")
+    if below is not None and int(value) >= below:
+        raise NodeIdentityError(name, value, f"expected an integer below {below}")
+    return int(value)

@@ -1,0 +1,55 @@
+"""The per-node facts that travel in the environment, so that one identical command can serve every node.
+
+- `ACCEL_NODE_HOSTS=h1,h2`: the selected hosts, in node-rank order (the hostfile's);
+- `ACCEL_NODE_DEVICES=0,1,2;0`: each node's device indices, `;` between nodes, in the same order; a
+  node starts one rank per index and sets the accelerator's visible-devices variable to exactly them;
+- `ACCEL_NODE_RANK=1` (ssh) or `ACCEL_NODE_HOST=h2` (pdsh, from `%h`): which entry this node is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from launcher.multinode.errors import NodeIdentityError
+from launcher.multinode.head.hostfile import HOST_NAME
+from launcher.multinode.head.selection import NodeSpec
+
+__all__ = ["HOSTS_VAR", "DEVICES_VAR", "RANK_VAR", "HOST_VAR", "node_table_env", "parse_node_table"]
+
+HOSTS_VAR = "ACCEL_NODE_HOSTS"
+DEVICES_VAR = "ACCEL_NODE_DEVICES"
+RANK_VAR = "ACCEL_NODE_RANK"
+HOST_VAR = "ACCEL_NODE_HOST"
+
+
+def node_table_env(nodes: Sequence[NodeSpec]) -> dict[str, str]:
+    """The two table variables for `nodes`."""
+    return {
+        HOSTS_VAR: ",".join(node.host for node in nodes),
+        DEVICES_VAR: ";".join(",".join(map(str, node.slots)) for node in nodes),
+    }
+
+
+def parse_node_table(environ: Mapping[str, str]) -> tuple[NodeSpec, ...] | None:
+    """The nodes the table variables describe, or None when `ACCEL_NODE_HOSTS` is not set."""
+    if HOSTS_VAR not in environ:
+        return None
+    hosts_text = environ[HOSTS_VAR]
+    hosts = hosts_text.split(",")
+    if not all(HOST_NAME.fullmatch(host) for host in hosts):
+        raise NodeIdentityError(HOSTS_VAR, hosts_text, "expected host names joined by ','")
+    if DEVICES_VAR not in environ:
+        raise NodeIdentityError(HOSTS_VAR, hosts_text, f"is set but {DEVICES_VAR} is not")
+    devices_text = environ[DEVICES_VAR]
+    groups = devices_text.split(";")
+    if len(groups) != len(hosts):
+        expected = f"expected {len(hosts)} device lists joined by ';', one per host in {HOSTS_VAR}"
+        raise NodeIdentityError(DEVICES_VAR, devices_text, expected)
+    return tuple(NodeSpec(host, _devices(group, devices_text)) for host, group in zip(hosts, groups))
+
+
+def _devices(group: str, whole: str) -> tuple[int, ...]:
+    indices = group.split(",")
+    if not all(index.isascii() and index.isdigit() for index in indices):
+        raise NodeIdentityError(DEVICES_VAR, whole, "expected device indices like '0,1,2;0'")
+    return tuple(int(index) for index in indices)

@@ -1,0 +1,51 @@
+"""DeepSpeed's resource flags without a hostfile: `--num_gpus N`, `--include localhost:0,2`,
+`--exclude localhost:1`, `--num_nodes 1` choose this node's devices, as `deepspeed` does on one machine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from launcher.errors import UsageError
+from launcher.multinode.head.hostfile import HostSlots
+from launcher.multinode.head.selection import select_nodes
+
+__all__ = ["LocalSelection", "LOCALHOST"]
+
+LOCALHOST = "localhost"
+
+
+@dataclass(frozen=True)
+class LocalSelection:
+    """The DeepSpeed resource flags as given; -1 means not given, as in DeepSpeed."""
+
+    include: str = ""
+    exclude: str = ""
+    num_gpus: int = -1
+    num_nodes: int = -1
+
+    def __post_init__(self) -> None:
+        if self.num_nodes > 1:
+            raise UsageError("--num_nodes", self.num_nodes,
+                             "without --hostfile there is one node, this one; give --hostfile for more")
+        for flag, text in (("--include", self.include), ("--exclude", self.exclude)):
+            for part in filter(None, text.split("@")):
+                if part.partition(":")[0] != LOCALHOST:
+                    raise UsageError(flag, text, f"without --hostfile the only host is {LOCALHOST} "
+                                     f"(e.g. {LOCALHOST}:0,2); give --hostfile for other hosts")
+
+    @property
+    def chooses_slots(self) -> bool:
+        """True when these flags decide which (and so how many) local ranks start."""
+        return bool(self.include or self.exclude) or self.num_gpus != -1
+
+    def slots(self, pool_size: int) -> tuple[int, ...]:
+        """The chosen device indices out of `pool_size` (devices here, or logical CPUs on cpu)."""
+        nodes = select_nodes([HostSlots(LOCALHOST, pool_size)], self.include, self.exclude, num_gpus=self.num_gpus)
+        return nodes[0].slots
+
+    def highest_slot(self) -> int:
+        """The highest device index or count these flags name (what a pool without devices must hold)."""
+        named = [int(index) for part in self.include.split("@") for index in part.partition(":")[2].split(",")
+                 if index.isdigit()]
+        return max([*named, self.num_gpus - 1, 0])

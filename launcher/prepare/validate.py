@@ -1,0 +1,138 @@
+"""Checks of the launch options that need no user code, made before anything starts (docs/RELIABILITY.md).
+
+These are the values torch elastic would only trip over after the launcher had begun: numbers that are
+not finite or too large for a timer, endpoints and names it cannot parse, a script that is not a file,
+a log folder that cannot be made.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import stat
+import sys
+from importlib.machinery import PathFinder
+from pathlib import Path
+
+from launcher.prepare.config import Program
+from launcher.errors import ScriptNotFoundError, UsageError
+from launcher.prepare.job import LaunchOptions
+from launcher.resolve.safe_read import UnsafeFileError, read_user_bytes
+
+__all__ = ["check_options", "MAX_SECONDS", "MAX_GRACE_SECONDS", "MAX_RANKS_PER_NODE", "MAX_SCRIPT_BYTES"]
+
+MAX_SECONDS = 366 * 24 * 3600  # a year: beyond it a timer is a mistake (and may overflow)
+MAX_GRACE_SECONDS = 3600
+MAX_RANKS_PER_NODE = 4096
+MAX_SCRIPT_BYTES = 64 << 20
+_NOT_SOURCE = {".pyc", ".pyz", ".zip"}
+_ZIP_MAGIC = b"PK\x03\x04"
+_HOST = re.compile(r"[A-Za-z0-9_.-]{1,253}|\[[0-9A-Fa-f:.%A-Za-z]{2,64}\]|[0-9A-Fa-f:]{2,39}")
+_MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+_RDZV_ID = re.compile(r"[A-Za-z0-9_.:@+-]{1,128}")
+
+
+def check_options(options: LaunchOptions, cwd: Path, head: bool = False) -> None:
+    """Raise LaunchError (UsageError, ScriptNotFoundError) for the first option that cannot work.
+
+    `head`: this launcher starts node launchers from a hostfile (they get an endpoint, so c10d).
+    """
+    for option, value in (("--accelerator", options.accelerator), ("--ds-config", options.ds_config),
+                          ("--env-file", options.env_file), ("--log-dir", options.log_dir)):
+        if value is not None and not value.strip():
+            raise UsageError(option, value, "give a value, or leave the flag out")
+    _seconds("--grace-period", options.grace_period, MAX_GRACE_SECONDS)
+    if options.timeout is not None:
+        _seconds("--timeout", options.timeout, MAX_SECONDS)
+    _seconds("--rdzv-timeout", options.rdzv_timeout, MAX_SECONDS)
+    if options.nproc_per_node.isdigit() and int(options.nproc_per_node) > MAX_RANKS_PER_NODE:
+        raise UsageError("--nproc-per-node", options.nproc_per_node, f"at most {MAX_RANKS_PER_NODE} ranks per node")
+    if options.max_restarts > 1000:
+        raise UsageError("--max-restarts", options.max_restarts, "at most 1000")
+    if not _HOST.fullmatch(options.master_addr):
+        raise UsageError("--master-addr", options.master_addr, "expected a host name or an IP address")
+    if options.rdzv_endpoint:
+        _endpoint(options.rdzv_endpoint)
+    if options.rdzv_id and not _RDZV_ID.fullmatch(options.rdzv_id):
+        raise UsageError("--rdzv-id", options.rdzv_id, "expected 1 to 128 letters, digits or ._:@+-")
+    if options.rdzv_backend == "static" and ":" in options.nnodes:
+        raise UsageError("--nnodes", options.nnodes, "--rdzv-backend static needs a fixed node count")
+    by_port = options.master_port is not None and not options.rdzv_endpoint and not head
+    static = options.rdzv_backend == "static" or by_port
+    if static and options.max_restarts > 0:
+        raise UsageError("--max-restarts", options.max_restarts, "restarts need the c10d rendezvous, and --master-port "
+                         "or --rdzv-backend static selects the static one; use --rdzv-endpoint HOST:PORT instead")
+    if options.log_dir is not None:
+        _log_dir(options.log_dir)
+    _program(options.program, cwd)
+
+
+def _seconds(option: str, value: float, limit: float) -> None:
+    if not math.isfinite(value):
+        raise UsageError(option, str(value), "expected a finite number of seconds")
+    if value > limit:
+        raise UsageError(option, value, f"at most {limit} seconds")
+
+
+def _endpoint(value: str) -> None:
+    host, sep, port = value.rpartition(":")
+    if not sep:
+        host, port = value, ""
+    if not _HOST.fullmatch(host) or (port and not (port.isdigit() and 0 < int(port) < 65536)):
+        raise UsageError("--rdzv-endpoint", value, "expected HOST or HOST:PORT with a port from 1 to 65535")
+
+
+def _log_dir(value: str) -> None:
+    path = Path(value)
+    existing = next((p for p in (path, *path.absolute().parents) if p.exists()), None)
+    if existing is None or not existing.is_dir():
+        raise UsageError("--log-dir", value, f"{existing} is not a folder" if existing else "cannot be made")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UsageError("--log-dir", value, f"{existing} is not writable")
+
+
+def _program(program: Program, cwd: Path) -> None:
+    """A script must be a regular file (a FIFO would block every rank) that compiles; a module must exist."""
+    if program.mode == "module":
+        _module(program.target, cwd)
+    if program.mode != "script":
+        return
+    path = cwd / program.target
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return  # missing or unreadable: the launch's own check words it
+    if stat.S_ISDIR(mode):
+        return
+    if not stat.S_ISREG(mode):
+        raise ScriptNotFoundError(program.target, "is not a regular file (a FIFO, device or socket)")
+    _compiles(program.target, path)
+
+
+def _module(name: str, cwd: Path) -> None:
+    """A dotted name whose top-level package or module can be found, without importing anything."""
+    if not _MODULE.fullmatch(name):
+        raise ScriptNotFoundError(name, "not a module name (-m takes dotted Python names)")
+    top = name.partition(".")[0]
+    if top not in sys.builtin_module_names and PathFinder.find_spec(top, [str(cwd), *sys.path]) is None:
+        raise ScriptNotFoundError(name, f"no module named {top!r} here or on the Python path")
+
+
+def _compiles(target: str, path: Path) -> None:
+    """A Python source script that does not compile is refused with its line, as python would say it."""
+    try:
+        source = read_user_bytes(str(path), MAX_SCRIPT_BYTES)
+    except UnsafeFileError as exc:
+        if "permission denied" in str(exc):
+            return  # the launch's own check words it
+        raise ScriptNotFoundError(target, str(exc)) from None
+    if path.suffix in _NOT_SOURCE or source.startswith(_ZIP_MAGIC):
+        return
+    try:
+        compile(source, str(path), "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        where = f" at line {exc.lineno}" if exc.lineno else ""
+        raise ScriptNotFoundError(target, f"{type(exc).__name__}{where}: {exc.msg}") from None
+    except ValueError as exc:
+        raise ScriptNotFoundError(target, f"cannot be compiled ({exc})") from None

@@ -1,0 +1,76 @@
+"""The resolved backend in a rank: validated before user code, made torch's default when dynamo arrives.
+
+Validation runs through the accelerator's `set_compile_backend`, against the node's cached facts when
+they are current (keyed by torch's build, the dynamo entry points, the Python prefix and the device:
+no dynamo import, a few milliseconds), else against dynamo's registry, walked once for the whole node.
+When the user's code first imports `torch._dynamo` (any `torch.compile` does), the backend is checked
+once more against the live registry and made torch's default, before the first compile.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import asdict
+from typing import NoReturn
+
+from accelerators import Accelerator, UnsupportedBackendError, explain_unsupported, get_accelerator, is_import_path
+from accelerators.backends import runnable_backends
+from accelerators.torch_build import torch_build
+from launcher.resolve import node_facts_cache as facts_cache
+from launcher.rank.after_import import after_import
+from launcher.run.failure import REFUSAL_PHRASE, VALIDATION_STATUS
+from launcher.run.rank_env import SOURCE_VAR
+from launcher.resolve.backend import ENV_VAR
+
+__all__ = ["install_backend", "refuse"]
+
+
+def install_backend() -> Accelerator:
+    """Validate the resolved backend in this rank and arrange for torch to use it; exits 2 on a refusal."""
+    backend = os.environ.get(ENV_VAR, "")
+    source = os.environ.get(SOURCE_VAR, ENV_VAR)
+    try:
+        accelerator = get_accelerator()
+        build = torch_build()
+        accelerator.assume_supported_backends(facts_cache.backends_for(
+            accelerator.name, asdict(build) if build is not None else None, os.environ,
+            accelerator.supported_compile_backends,
+        ))
+        accelerator.set_compile_backend(backend)
+    except UnsupportedBackendError as exc:
+        refuse(str(exc.with_source(source)))
+    except ValueError as exc:
+        refuse(str(exc))
+    after_import("torch._dynamo", lambda _module: _make_default(accelerator, source))
+    return accelerator
+
+
+def _make_default(accelerator: Accelerator, source: str) -> None:
+    """Check the backend against the live registry, then make it torch's default for `torch.compile`."""
+    backend = accelerator.get_compile_backend()
+    if isinstance(backend, str) and not is_import_path(backend):
+        error = explain_unsupported(backend, accelerator.name, runnable_backends(accelerator.name))
+        if error is not None:
+            refuse(str(error.with_source(source)))
+    import torch.compiler
+
+    if hasattr(torch.compiler, "set_default_backend"):
+        torch.compiler.set_default_backend(accelerator.resolved_compile_backend())
+
+
+def refuse(message: str) -> NoReturn:
+    """Hand the one-line reason to the launcher through the engine's error file, which prints it once; exit 2."""
+    import socket
+
+    rank = os.environ.get("RANK", "?")
+    line = f"rank {rank} on {socket.gethostname()} {REFUSAL_PHRASE}: {message}"
+    error_file = os.environ.get("TORCHELASTIC_ERROR_FILE")
+    if error_file:
+        with open(error_file, "w", encoding="utf-8") as handle:
+            json.dump({"message": line, "timestamp": int(time.time())}, handle)
+    else:
+        print(f"accel-launch: {line}", file=sys.stderr, flush=True)
+    sys.exit(VALIDATION_STATUS)

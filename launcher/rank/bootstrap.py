@@ -1,0 +1,104 @@
+"""The first code in every rank (CONTRACT.md section 3).
+
+Run as `python -P -m launcher.rank.bootstrap {script,module,exec} TARGET [ARGS...]` (`-P`: the working
+directory is not searched first, so a user's own `launcher` or `accelerators` cannot stand in for ours).
+Before any user code it ties the rank's life to the launcher's, validates the resolved compile backend
+through `set_compile_backend` (launcher.rank.backend), arranges for torch (and DeepSpeed, where it is
+installed) to use it when the user's code imports them, and then runs the user's program with the
+sys.path that `python script.py` or `python -m module` would give it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import importlib.machinery
+import os
+import runpy
+import signal
+import sys
+from types import ModuleType
+
+from launcher.rank.after_import import after_import
+from launcher.prepare.cpu_binding import apply_cpu_binding
+from launcher.rank.deepspeed_bridge import bridge_deepspeed
+from launcher.rank.backend import install_backend
+from launcher.run.rank_env import LAUNCHER_PID_VAR
+
+__all__ = ["main"]
+
+_PR_SET_PDEATHSIG = 1
+_OUR_PACKAGES = ("launcher", "accelerators")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Validate, then run the program; exits 2 with one line on stderr when the backend is refused."""
+    mode, target, *args = sys.argv[1:] if argv is None else argv
+    _die_with_launcher()
+    apply_cpu_binding()
+    try:
+        accelerator = install_backend()
+        bridge_deepspeed(accelerator)
+        # torch and dynamo live as long as the rank: once imported, take their millions of objects out of the
+        # collector's sight, so neither the user's collections nor the exit walk them (an exit took 1.7 s
+        # instead of 0.25 s here, and a failed rank's exit delays the whole job's teardown).
+        after_import("torch", _freeze)
+        after_import("torch._dynamo", _freeze)
+        _run(mode, target, args)
+    except KeyboardInterrupt:
+        # The launcher forwards Ctrl-C to every rank: end as SIGINT would, without a traceback per rank.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+    return None
+
+
+def _freeze(_module: ModuleType) -> None:
+    gc.freeze()
+
+
+def _run(mode: str, target: str, args: list[str]) -> None:
+    if mode == "exec":
+        os.execvp(target, [target, *args])
+    sys.argv = [target, *args]
+    if mode == "module":
+        _put_first_on_path(os.getcwd())
+        runpy.run_module(target, run_name="__main__", alter_sys=True)
+        return
+    script = os.path.abspath(target)
+    _put_first_on_path(os.path.dirname(script))
+    runpy.run_path(script, run_name="__main__")
+
+
+def _put_first_on_path(folder: str) -> None:
+    """sys.path[0] as python gives it to a script or module; where the user's folder holds a module named
+    like one of ours, forget ours, so the user's own imports get theirs (ours keep working in the hooks)."""
+    sys.path.insert(0, folder)
+    for name in _OUR_PACKAGES:
+        spec = importlib.machinery.PathFinder.find_spec(name, [folder])
+        ours = sys.modules.get(name)
+        if spec is None or ours is None or spec.origin == getattr(ours, "__file__", None):
+            continue
+        for loaded in [key for key in sys.modules if key == name or key.startswith(name + ".")]:
+            del sys.modules[loaded]
+
+
+def _die_with_launcher() -> None:
+    """Ask Linux for SIGTERM when the launcher dies; on that signal take the rank's own process group along."""
+    if not sys.platform.startswith("linux"):
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    signal.signal(signal.SIGTERM, _terminate_process_group)
+    launcher_pid = os.environ.get(LAUNCHER_PID_VAR)
+    if launcher_pid and os.getppid() != int(launcher_pid):
+        # The launcher died before prctl took effect: no signal will come, so leave now.
+        _terminate_process_group(signal.SIGTERM, None)
+
+
+def _terminate_process_group(signum: int, _frame: object) -> None:
+    signal.signal(signum, signal.SIG_DFL)
+    os.killpg(os.getpgrp(), signum)
+
+
+if __name__ == "__main__":
+    main()

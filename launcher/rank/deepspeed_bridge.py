@@ -1,0 +1,70 @@
+"""DeepSpeed in a rank: its accelerator gets the resolved backend, and its config accepts our one key.
+
+Both happen on the user's own `import deepspeed`, through post-import hooks, and nothing of this runs
+where DeepSpeed is not installed:
+- when `deepspeed.accelerator` has been imported (always before `deepspeed.runtime.engine`, whose
+  `DeepSpeedEngine.compile` binds `get_accelerator().get_compile_backend()` as its default), DeepSpeed's
+  own `set_compile_backend()` is given the resolved backend; its refusal stops the rank like ours;
+- DeepSpeed's `CompileConfig` forbids unknown keys, and has had no `backend` since 2024: the ranks'
+  copy of it drops `compile.backend`, the key the launcher consumed, so ONE ds_config serves both.
+  The user's file is never changed; every other key of `compile` reaches DeepSpeed as written.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+from accelerators import Accelerator, is_import_path
+from accelerators.backend_requirements import package_installed
+from launcher.rank.after_import import after_import
+from launcher.rank.backend import refuse
+
+__all__ = ["bridge_deepspeed", "CONSUMED_COMPILE_KEYS"]
+
+# The keys of a ds_config's `compile` section that the launcher reads (level 3) and DeepSpeed does not know.
+CONSUMED_COMPILE_KEYS = ("backend",)
+
+
+def bridge_deepspeed(accelerator: Accelerator) -> None:
+    """Arrange both hooks when DeepSpeed is installed; import nothing of it."""
+    if not package_installed("deepspeed"):
+        return
+    after_import("deepspeed.compile.config", _drop_consumed_keys)
+    after_import("deepspeed.accelerator", lambda module: _hand_backend(module, accelerator))
+
+
+def _hand_backend(module: ModuleType, accelerator: Accelerator) -> None:
+    """Give DeepSpeed's accelerator the resolved backend through its own validating setter."""
+    backend = accelerator.get_compile_backend()
+    if isinstance(backend, str) and is_import_path(backend):
+        _register_import_path(backend, accelerator.resolved_compile_backend())
+    deepspeed_accelerator = module.get_accelerator()
+    try:
+        deepspeed_accelerator.set_compile_backend(backend)
+    except ValueError as exc:
+        refuse(f"DeepSpeed's accelerator: {' '.join(str(exc).split())}")
+
+
+def _register_import_path(path: str, function: Any) -> None:
+    """Make the import path a name in dynamo's registry, which DeepSpeed validates against and passes on."""
+    import torch._dynamo
+
+    if path not in torch._dynamo.list_backends(exclude_tags=()):
+        torch._dynamo.register_backend(compiler_fn=function, name=path)
+
+
+def _drop_consumed_keys(module: ModuleType) -> None:
+    """Replace the module's CompileConfig by a subclass that ignores the keys the launcher consumed."""
+    original = module.CompileConfig
+
+    class CompileConfig(original):  # type: ignore[misc, valid-type]
+        __doc__ = original.__doc__
+
+        def __init__(self, strict: bool = False, **data: Any) -> None:
+            for key in CONSUMED_COMPILE_KEYS:
+                data.pop(key, None)
+            super().__init__(strict=strict, **data)
+
+    CompileConfig.__module__ = original.__module__
+    module.CompileConfig = CompileConfig

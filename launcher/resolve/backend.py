@@ -1,0 +1,66 @@
+"""Resolving the ONE compile backend of a launch, and where it came from (CONTRACT.md section 2)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from launcher.resolve.ds_config import DsConfigRef, read_compile_backend
+from launcher.errors import UsageError
+
+__all__ = ["ResolvedBackend", "resolve_backend", "ACCELERATOR_KEYWORD", "ENV_VAR", "DEFAULT_SOURCE"]
+
+ENV_VAR = "ACCEL_COMPILE_BACKEND"
+ACCELERATOR_KEYWORD = "accelerator"
+DEFAULT_SOURCE = "accelerator default"
+
+
+@dataclass(frozen=True)
+class ResolvedBackend:
+    """The backend every rank will validate and use, and the level that gave it."""
+
+    name: str
+    source: str
+    requested: str
+
+    def describe(self) -> str:
+        """`inductor (from --compile-backend)`, noting an explicit `accelerator` request."""
+        via = f", via {ACCELERATOR_KEYWORD!r}" if self.requested == ACCELERATOR_KEYWORD else ""
+        return f"{self.name} (from {self.source}{via})"
+
+
+def resolve_backend(
+    cli_value: str | None,
+    process_env: Mapping[str, str],
+    env_file: Mapping[str, str],
+    ds_config: DsConfigRef | None,
+    accelerator_default: Callable[[], str],
+) -> ResolvedBackend:
+    """The first level that gives a value wins: flag, env var (process, then .env), ds_config, default.
+
+    `accelerator_default` is only called when the default is needed, so that resolution stays cheap.
+    """
+    if cli_value is not None and not cli_value.strip():
+        raise UsageError("--compile-backend", cli_value, "give a backend name, or leave the flag out")
+    # A ds_config that was named is read even when a higher level wins: a broken file is reported now.
+    ds_value = read_compile_backend(ds_config) if ds_config is not None else None
+    levels = (
+        (cli_value, "--compile-backend"),
+        (_env_value(process_env, env_file), ENV_VAR),
+        (ds_value, f"ds_config {ds_config.path}" if ds_config is not None else ""),
+    )
+    for value, source in levels:
+        if value is None:
+            continue
+        name = accelerator_default() if value == ACCELERATOR_KEYWORD else value
+        return ResolvedBackend(name=name, source=source, requested=value)
+    default = accelerator_default()
+    return ResolvedBackend(name=default, source=DEFAULT_SOURCE, requested=default)
+
+
+def _env_value(process_env: Mapping[str, str], env_file: Mapping[str, str]) -> str | None:
+    for environ in (process_env, env_file):
+        value = environ.get(ENV_VAR)
+        if value is not None and value.strip():
+            return value
+    return None

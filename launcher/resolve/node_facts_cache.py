@@ -1,0 +1,201 @@
+"""A file cache of the compile backends an accelerator supports, so the launcher need not import torch._dynamo.
+
+The list depends only on what is installed, so the key is made of what is installed: the torch version
+and build, the `torch_dynamo_backends` entry points (names and values), the vendor packages that add
+or enable backends, the Python environment, and the code that filters the list. Any change there makes
+a new key and thus a new file. The check in every rank stays authoritative (CONTRACT.md section 2).
+
+Files live in `$XDG_CACHE_HOME/accel-launch/` (default `~/.cache/accel-launch/`), are written atomically
+with mode 0600, and one that is not a small regular file of the expected shape is ignored and rebuilt.
+A missing list is computed once per node: the launcher and the ranks of a node that find no file take a
+lock, and the first one walks dynamo's registry for the others. `ACCEL_LAUNCH_NO_CACHE=1` turns the cache
+off (then every process walks the registry itself).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import importlib.metadata
+import importlib.util
+import inspect
+import json
+import logging
+import os
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+from accelerators import backend_requirements, backends, registry
+from accelerators.backend_requirements import PACKAGE_NEEDED, package_installed
+from launcher.resolve.safe_read import UnsafeFileError, read_user_text
+
+__all__ = [
+    "NO_CACHE_VAR",
+    "backends_for",
+    "cache_enabled",
+    "cache_dir",
+    "cache_file",
+    "cache_key",
+    "load_backends",
+    "store_backends",
+]
+
+logger = logging.getLogger(__name__)
+
+NO_CACHE_VAR = "ACCEL_LAUNCH_NO_CACHE"
+_FORMAT = 1
+_MAX_FILE_BYTES = 1 << 20
+
+
+def backends_for(
+    accelerator: str,
+    torch_build: Mapping[str, object] | None,
+    environ: Mapping[str, str],
+    compute: Callable[[], tuple[str, ...]],
+) -> tuple[str, ...]:
+    """The backend list of `accelerator` from this node's cache, else `compute()`d once for the node and stored."""
+    if not cache_enabled(environ):
+        return compute()
+    key = cache_key(accelerator, torch_build)
+    path = cache_file(cache_dir(environ), key)
+    cached = load_backends(path, key)
+    if cached is not None:
+        return cached
+    with _node_lock(path):
+        cached = load_backends(path, key)  # another process of this node may have just written it
+        if cached is not None:
+            return cached
+        names = compute()
+        store_backends(path, key, names)
+        return names
+
+
+def cache_enabled(environ: Mapping[str, str]) -> bool:
+    """False when ACCEL_LAUNCH_NO_CACHE is set to anything but empty or 0."""
+    return environ.get(NO_CACHE_VAR, "").strip() in ("", "0")
+
+
+def cache_dir(environ: Mapping[str, str]) -> Path:
+    """`$XDG_CACHE_HOME/accel-launch`, else `~/.cache/accel-launch`."""
+    base = environ.get("XDG_CACHE_HOME", "").strip()
+    if not base or not os.path.isabs(base):
+        home = environ.get("HOME") or os.path.expanduser("~")
+        base = os.path.join(home, ".cache")
+    return Path(base) / "accel-launch"
+
+
+def cache_key(accelerator: str, torch_build: Mapping[str, object] | None) -> dict[str, object]:
+    """Everything the backend list of `accelerator` depends on, as plain JSON values.
+
+    torch's version is part of `torch_build` (its version.py); only without that is it looked up by name."""
+    torch_version = None if torch_build is not None else _distribution_version("torch")
+    entry_points = importlib.metadata.entry_points(group="torch_dynamo_backends")
+    return {
+        "format": _FORMAT,
+        "accelerator": accelerator,
+        "python": [sys.version, sys.prefix],
+        "torch": torch_version,
+        "torch_build": dict(torch_build) if torch_build is not None else None,
+        "entry_points": sorted([ep.name, ep.value] for ep in entry_points),
+        "packages": {name: _package_version(name) for name in _vendor_packages()},
+        "code": _code_digest(),
+    }
+
+
+def cache_file(directory: Path, key: Mapping[str, object]) -> Path:
+    """The file for `key` in `directory`: `backends-<digest of the key>.json`."""
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:20]
+    return directory / f"backends-{digest}.json"
+
+
+def load_backends(path: Path, key: Mapping[str, object]) -> tuple[str, ...] | None:
+    """The cached backend list for `key`; None when the file is missing, not a small regular file, corrupt,
+    of another shape (an empty list included: every device runs at least `eager`) or for another key."""
+    try:
+        data = json.loads(read_user_text(str(path), _MAX_FILE_BYTES))
+    except (UnsafeFileError, ValueError, RecursionError) as exc:
+        logger.debug("no usable backend cache at %s: %s", path, exc)
+        return None
+    if not isinstance(data, dict) or data.get("key") != json.loads(json.dumps(key)):
+        return None
+    names = data.get("supported_backends")
+    if not isinstance(names, list) or not names or not all(isinstance(name, str) for name in names):
+        return None
+    return tuple(names)
+
+
+def store_backends(path: Path, key: Mapping[str, object], names: tuple[str, ...]) -> None:
+    """Write the list atomically (temp file, then rename) with mode 0600; a failure only costs the next run."""
+    import tempfile  # only the node's first process needs it: keep it out of every rank's start
+
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(prefix=".backends-", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump({"key": key, "supported_backends": list(names)}, handle, sort_keys=True)
+            os.chmod(temp, 0o600)
+            os.replace(temp, path)
+        except BaseException:
+            os.unlink(temp)
+            raise
+    except OSError as exc:
+        logger.debug("could not write the backend cache %s: %s", path, exc)
+
+
+@contextmanager
+def _node_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock beside `path` (none when it cannot be made: then each process computes)."""
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT | os.O_NONBLOCK, 0o600)
+    except OSError as exc:
+        logger.debug("no lock for the backend cache %s: %s", path, exc)
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _vendor_packages() -> list[str]:
+    """Packages that bring a device and its backends, or without which a listed backend is refused."""
+    devices = (cls.package for cls in registry.ACCELERATORS if cls.package is not None)
+    return sorted({*devices, *PACKAGE_NEEDED.values()})
+
+
+def _distribution_version(name: str) -> str | None:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _package_version(package: str) -> str | None:
+    """The installed version of `package` (None when absent; its location when it has no metadata)."""
+    if not package_installed(package):
+        return None
+    for distribution in importlib.metadata.packages_distributions().get(package, [package]):
+        version = _distribution_version(distribution)
+        if version is not None:
+            return version
+    spec = importlib.util.find_spec(package)
+    origin = (spec.origin or "") if spec is not None else ""
+    try:
+        return f"{origin}@{os.stat(origin).st_mtime_ns}"
+    except OSError:
+        return origin or "installed"
+
+
+def _code_digest() -> str:
+    """A digest of the code that turns the registry into the supported list (the filters, and each accelerator's
+    file with its exclusive backends): editing any of it invalidates."""
+    digest = hashlib.sha256()
+    files = [backends.__file__, backend_requirements.__file__, *(inspect.getfile(cls) for cls in registry.ACCELERATORS)]
+    for path in files:
+        digest.update(Path(path).read_bytes())
+    return digest.hexdigest()[:16]

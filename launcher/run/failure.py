@@ -1,0 +1,86 @@
+"""A short account of the first failed rank, instead of the engine's long table (CONTRACT.md section 4)."""
+
+from __future__ import annotations
+
+import signal
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+
+from launcher.run.root_cause import RootCause, root_cause
+
+__all__ = ["RankFailure", "exit_status", "tail_lines", "failure_from_engine", "VALIDATION_STATUS", "REFUSAL_PHRASE"]
+
+# The status the bootstrap exits with when a rank refuses the compile backend (a configuration error).
+VALIDATION_STATUS = 2
+# The phrase the bootstrap's refusal line carries, by which the launcher tells it from other failures.
+REFUSAL_PHRASE = "refused the compile backend"
+_TAIL_LINES = 20
+
+
+@dataclass(frozen=True)
+class RankFailure:
+    """The first rank that failed: who, how, and what it last wrote."""
+
+    rank: int
+    host: str
+    exitcode: int
+    message: str
+    output_tail: tuple[str, ...]
+    cause: RootCause | None = None
+
+    @property
+    def validation(self) -> bool:
+        """True when the rank stopped because it refused the compile backend."""
+        return self.exitcode == VALIDATION_STATUS and REFUSAL_PHRASE in self.message
+
+    def how(self) -> str:
+        """`exit code 3` or `signal SIGKILL (9)`."""
+        if self.exitcode < 0:
+            try:
+                name = signal.Signals(-self.exitcode).name
+            except ValueError:
+                name = f"signal {-self.exitcode}"
+            return f"signal {name} ({-self.exitcode})"
+        return f"exit code {self.exitcode}"
+
+    def summary(self) -> str:
+        """One paragraph: the validation line alone, or the rank, its status, the exception it recorded
+        (torchrun's root cause) and its last lines of stderr."""
+        if self.validation:
+            return self.message
+        parts = [f"rank {self.rank} on {self.host} failed first, with {self.how()}; the other ranks were stopped"]
+        if self.cause is not None:
+            parts += ["  root cause (from its error file):", *(f"    {line}" for line in self.cause.lines())]
+        if self.output_tail:
+            parts += ["  last lines of its stderr:", *(f"    {line}" for line in self.output_tail)]
+        return "\n".join(parts)
+
+
+def exit_status(exitcode: int) -> int:
+    """A rank's status as a shell shows it: 128+N for a signal N."""
+    return 128 - exitcode if exitcode < 0 else exitcode
+
+
+def tail_lines(path: Path, count: int = _TAIL_LINES) -> tuple[str, ...]:
+    """The last `count` lines of a log file, read from its end so that huge logs cost nothing."""
+    try:
+        with path.open("rb") as handle:
+            handle.seek(0, 2)
+            size = handle.tell()
+            handle.seek(max(0, size - 64 * 1024))
+            data = handle.read()
+    except OSError:
+        return ()
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    return tuple(lines[-count:])
+
+
+def failure_from_engine(rank: int, exitcode: int, error_data: object, stderr_log: Path | None) -> RankFailure:
+    """Build the account from what torch elastic reports for the first failure: the rank's error-file JSON
+    (empty when it left none) and its stderr log."""
+    tail = tail_lines(stderr_log) if stderr_log is not None else ()
+    cause = root_cause(error_data)
+    message = cause.exception if cause is not None else ""
+    return RankFailure(rank=rank, host=socket.gethostname(), exitcode=exitcode, message=message, output_tail=tail,
+                       cause=cause)

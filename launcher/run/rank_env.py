@@ -1,0 +1,66 @@
+"""The environment every rank gets beyond torchrun's own variables (CONTRACT.md section 3)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from launcher.resolve.backend import ENV_VAR, ResolvedBackend
+
+__all__ = [
+    "LAUNCHER_PID_VAR",
+    "SOURCE_VAR",
+    "ACCELERATOR_VAR",
+    "TORCHRUN_VARS",
+    "job_environment",
+    "omp_threads",
+    "physical_cores",
+]
+
+LAUNCHER_PID_VAR = "ACCEL_LAUNCHER_PID"
+SOURCE_VAR = "ACCEL_COMPILE_BACKEND_SOURCE"
+ACCELERATOR_VAR = "ACCEL_ACCELERATOR"
+TORCHRUN_VARS = (
+    "RANK",
+    "LOCAL_RANK",
+    "WORLD_SIZE",
+    "LOCAL_WORLD_SIZE",
+    "GROUP_RANK",
+    "MASTER_ADDR",
+    "MASTER_PORT",
+)
+
+
+def job_environment(
+    backend: ResolvedBackend,
+    accelerator: str,
+    nproc_per_node: int,
+    environ: Mapping[str, str],
+    physical_cores: int | None,
+) -> dict[str, str]:
+    """The ACCEL_* variables, plus OMP_NUM_THREADS when it is unset and more than one rank shares the node."""
+    env = {ENV_VAR: backend.name, SOURCE_VAR: backend.source, ACCELERATOR_VAR: accelerator}
+    if "OMP_NUM_THREADS" not in environ and nproc_per_node > 1:
+        env["OMP_NUM_THREADS"] = str(omp_threads(physical_cores, nproc_per_node))
+    return env
+
+
+def omp_threads(physical_cores: int | None, local_ranks: int) -> int:
+    """Physical cores shared out among the node's ranks, at least one each."""
+    return max(1, (physical_cores or 1) // max(1, local_ranks))
+
+
+def physical_cores() -> int | None:
+    """The machine's physical cores: distinct (package, core) pairs in Linux's sysfs, as psutil counts them,
+    without importing psutil on the launch path; psutil's answer elsewhere."""
+    cores = set()
+    for topology in Path("/sys/devices/system/cpu").glob("cpu[0-9]*/topology"):
+        try:
+            cores.add(((topology / "physical_package_id").read_text(), (topology / "core_id").read_text()))
+        except OSError:
+            continue
+    if cores:
+        return len(cores)
+    import psutil
+
+    return psutil.cpu_count(logical=False)

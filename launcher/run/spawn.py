@@ -1,0 +1,217 @@
+"""Starting the ranks of one node on torch.distributed.elastic, and reporting how the job ended.
+
+This is the only module that changes process state: it exports the job's environment, makes this
+launcher the subreaper of its ranks, runs the elastic agent, and sweeps up whatever is left.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import math
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from collections.abc import Iterator
+
+from launcher.prepare.config import JobConfig
+from launcher.prepare.engine_options import parse_std
+from launcher.run.exit_order import ExitOrder
+from launcher.run.failure import RankFailure, exit_status, failure_from_engine, tail_lines
+from launcher.run.first_failure import first_failure, lost_peer_note
+from launcher.run.grace import bounded_stops
+from launcher.run.leftovers import make_private_folder
+from launcher.prepare.plan import AGREEMENT_PREFIX, rank_command, rendezvous
+from launcher.run.rank_env import LAUNCHER_PID_VAR
+from launcher.run.rank_output import MARKER_TEMPLATE, prefix_template, rank_prefixes
+from launcher.run.reaper import become_subreaper, sweep_descendants
+from launcher.run.restarts import restart_environment
+
+__all__ = ["JobOutcome", "run_job", "silence_engine_logs", "TIMEOUT_STATUS"]
+
+logger = logging.getLogger(__name__)
+TIMEOUT_STATUS = 124
+# torchrun's --rdzv-id default: nodes started by hand without an id still meet, as under torchrun.
+TORCHRUN_RUN_ID = "none"
+
+
+@dataclass(frozen=True)
+class JobOutcome:
+    """How a job ended: its exit status, and the one message the user should read (if any)."""
+
+    status: int
+    message: str | None = None
+    failure: RankFailure | None = None
+
+
+class JobTimeout(Exception):
+    """Raised in the agent's loop when `--timeout` runs out."""
+
+
+def run_job(config: JobConfig) -> JobOutcome:
+    """Run the node's ranks to the end; never leaves a process of the job behind."""
+    from torch.distributed.elastic.multiprocessing.api import SignalException
+    from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
+    from torch.distributed.elastic.rendezvous.api import RendezvousError
+    from torch.distributed.launcher.api import launch_agent
+
+    from launcher.run.rendezvous.backend_agreement import ArrivalsTimeoutError, BackendMismatchError
+
+    gc.freeze()  # torch's import-time objects outlive the job: keep them out of every collection and the exit's
+    os.environ.update(config.job_env)
+    os.environ.update(restart_environment(config, os.environ))
+    os.environ[LAUNCHER_PID_VAR] = str(os.getpid())
+    become_subreaper()
+    log_root = _log_root(config)
+    command = rank_command(config)
+    order = ExitOrder()
+    try:
+        elastic = _elastic_config(config, log_root)
+        with (_deadline(config.timeout), bounded_stops(config.grace_period), order,
+              _prefixes(elastic.log_line_prefix_template, config)):
+            launch_agent(elastic, command[0], command[1:])
+        return JobOutcome(0)
+    except ChildFailedError as exc:
+        return _failed(exc, log_root, order)
+    except SignalException as exc:
+        name = signal.Signals(exc.sigval).name
+        return JobOutcome(128 + int(exc.sigval), f"stopped by {name}; every rank was stopped")
+    except JobTimeout:
+        return JobOutcome(TIMEOUT_STATUS, f"the job ran past --timeout {config.timeout:g}s; every rank was stopped")
+    except BackendMismatchError as exc:
+        return JobOutcome(2, str(exc))
+    except ArrivalsTimeoutError as exc:
+        return JobOutcome(1, f"rendezvous failed: {exc}")
+    except RendezvousError as exc:
+        where = rendezvous(config)[1]
+        detail = str(exc) or type(exc).__name__
+        return JobOutcome(1, f"rendezvous at {where} failed (a node is gone, or never came): {detail}")
+    finally:
+        sweep_descendants(grace_seconds=config.grace_period)
+        if config.log_dir is None:
+            shutil.rmtree(log_root, ignore_errors=True)
+
+
+def silence_engine_logs() -> None:
+    """Mute torch elastic's loggers (each sets its own level at import), whose tables our summary replaces."""
+    from torch.distributed.launcher import api  # noqa: F401  (imports the engine, creating its loggers)
+
+    for name in list(logging.root.manager.loggerDict):
+        if name.startswith(("torch.distributed.elastic", "torch.distributed.launcher")):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
+def _elastic_config(config: JobConfig, log_root: Path):
+    from torch.distributed.elastic.multiprocessing import DefaultLogsSpecs
+    from torch.distributed.launcher.api import LaunchConfig
+
+    engine = config.engine
+    low, high = config.node_range
+    redirects, tee = _streams(config)
+    rdzv_backend, endpoint, rdzv_configs = rendezvous(config)
+    if rdzv_backend.startswith(AGREEMENT_PREFIX):
+        from launcher.run.rendezvous.backend_agreement import register_handlers
+
+        register_handlers()
+    # Our one-node rendezvous on a free port: ranks get MASTER_ADDR=--master-addr, as torchrun's static one
+    # gives; with --standalone torchrun lets the engine look up this host's name, and so do we.
+    own_free_port = endpoint.endswith(":0") and not engine.standalone
+    return LaunchConfig(
+        min_nodes=low,
+        max_nodes=high,
+        nproc_per_node=config.nproc_per_node,
+        run_id=config.rdzv_id or (uuid.uuid4().hex if engine.standalone else TORCHRUN_RUN_ID),
+        role=engine.role,
+        rdzv_backend=rdzv_backend,
+        rdzv_endpoint=endpoint,
+        rdzv_configs={**rdzv_configs, **engine.rdzv_conf},
+        max_restarts=config.max_restarts,
+        monitor_interval=engine.monitor_interval,
+        local_addr=engine.local_addr or (config.master_addr if own_free_port else None),
+        logs_specs=DefaultLogsSpecs(log_dir=str(log_root), redirects=redirects, tee=tee,
+                                    local_ranks_filter=set(engine.local_ranks_filter) or None),
+        log_line_prefix_template=prefix_template(),
+        event_log_handler=engine.event_log_handler,
+        signals_to_handle=engine.signals_to_handle,
+        duplicate_stdout_filters=list(engine.duplicate_stdout_filters) or None,
+        duplicate_stderr_filters=list(engine.duplicate_stderr_filters) or None,
+        virtual_local_rank=engine.virtual_local_rank,
+        shutdown_timeout=math.ceil(config.grace_period),
+    )
+
+
+def _streams(config: JobConfig) -> tuple[dict, dict]:
+    """Per local rank, what goes to a file only (redirects) and to a file and the terminal (tee): the
+    user's --redirects / --tee, and every stream they leave alone as we always do: stderr teed (kept for
+    the failure summary), stdout inherited, or teed too with --log-dir."""
+    from torch.distributed.elastic.multiprocessing import Std
+
+    asked = {flag: parse_std(flag, text) for flag, text in (("--redirects", config.engine.redirects),
+                                                           ("--tee", config.engine.tee))}
+    redirects, tee = {}, {}
+    for rank in range(config.nproc_per_node):
+        red, teed = (value if isinstance(value, int) else value.get(rank, 0) for value in asked.values())
+        ours = (Std.ALL if config.log_dir else Std.ERR) & ~Std(red | teed)
+        redirects[rank], tee[rank] = Std(red), Std(teed) | ours
+    return redirects, tee
+
+
+@contextmanager
+def _prefixes(template: str | None, config: JobConfig) -> Iterator[None]:
+    """torchrun's prefixes on the terminal, unless the user set a template of their own."""
+    if template != MARKER_TEMPLATE:
+        yield
+        return
+    with rank_prefixes(config.node_range[1] * config.nproc_per_node > 1):
+        yield
+
+
+def _log_root(config: JobConfig) -> Path:
+    """A private (0700) directory for the ranks' logs: made inside --log-dir, or in the temp dir."""
+    if config.log_dir:
+        os.makedirs(config.log_dir, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix="accel-launch-", dir=config.log_dir))
+    return make_private_folder()
+
+
+def _failed(exc, log_root: Path, order: ExitOrder) -> JobOutcome:
+    def tail(failure) -> tuple[str, ...]:
+        log = _stderr_log(log_root, failure.local_rank)
+        return tail_lines(log) if log is not None else ()
+
+    rank, failure = first_failure(exc.failures, order, tail)
+    stderr_log = _stderr_log(log_root, failure.local_rank)
+    account = failure_from_engine(rank, failure.exitcode, failure.error_file_data, stderr_log)
+    note = lost_peer_note(account.output_tail)
+    message = account.summary() if note is None else f"{account.summary()}\n  {note}"
+    return JobOutcome(exit_status(failure.exitcode), message, account)
+
+
+def _stderr_log(log_root: Path, local_rank: int) -> Path | None:
+    candidates = sorted(log_root.glob(f"*/attempt_*/{local_rank}/stderr.log"), key=lambda p: p.stat().st_mtime)
+    return candidates[-1] if candidates else None
+
+
+@contextmanager
+def _deadline(seconds: float | None) -> Iterator[None]:
+    """Raise JobTimeout in the main thread after `seconds`; the agent then stops the ranks as on any error."""
+    if seconds is None:
+        yield
+        return
+
+    def expire(_signum: int, _frame: object) -> None:
+        raise JobTimeout()
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
