@@ -52,8 +52,8 @@ class Accelerator:
 
     @classmethod
     def is_available(cls) -> bool:
-        """True when this machine can run this accelerator."""
-        raise NotImplementedError
+        """True when this machine can run this accelerator: by default, when it has a device of this kind."""
+        return cls.device_count() > 0
 
     @classmethod
     def device_count(cls) -> int:

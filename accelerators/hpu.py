@@ -16,11 +16,6 @@ class HPUAccelerator(Accelerator):
     visible_devices_env = "HABANA_VISIBLE_MODULES"
 
     @classmethod
-    def is_available(cls) -> bool:
-        """True when habana_frameworks is installed and reports a device."""
-        return cls.device_count() > 0
-
-    @classmethod
     def device_count(cls) -> int:
         """The number of HPUs, zero without habana_frameworks (importing it registers 'hpu_backend')."""
         hpu = import_if_installed(cls.package, "habana_frameworks.torch.hpu")

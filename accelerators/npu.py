@@ -16,11 +16,6 @@ class NPUAccelerator(Accelerator):
     visible_devices_env = "ASCEND_RT_VISIBLE_DEVICES"
 
     @classmethod
-    def is_available(cls) -> bool:
-        """True when torch_npu is installed and reports a device."""
-        return cls.device_count() > 0
-
-    @classmethod
     def device_count(cls) -> int:
         """The number of NPUs, zero without torch_npu (importing it adds torch.npu and the 'npu' backend)."""
         if import_if_installed(cls.package, cls.package) is None:

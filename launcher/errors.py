@@ -9,6 +9,7 @@ from __future__ import annotations
 __all__ = [
     "LaunchError",
     "UsageError",
+    "FileLineError",
     "EnvFileError",
     "DsConfigError",
     "BackendRefusedError",
@@ -23,8 +24,6 @@ __all__ = [
 class LaunchError(Exception):
     """A problem with what the user asked for; nothing was started. Exit status 2."""
 
-    exit_code = 2
-
 
 class UsageError(LaunchError):
     """A flag or value that cannot be used as given."""
@@ -34,13 +33,21 @@ class UsageError(LaunchError):
         super().__init__(f"invalid value for {option}: {value!r} ({expected})")
 
 
-class EnvFileError(LaunchError):
-    """An env file that is missing or has a line that is not `NAME=value`."""
+class FileLineError(LaunchError):
+    """A file the user named that cannot be used, with the line of it that is wrong where there is one."""
+
+    kind = "file"
 
     def __init__(self, path: str, problem: str, line: int | None = None) -> None:
         self.path, self.problem, self.line = path, problem, line
         where = f"{path}:{line}" if line is not None else path
-        super().__init__(f"env file {where}: {problem}")
+        super().__init__(f"{self.kind} {where}: {problem}")
+
+
+class EnvFileError(FileLineError):
+    """An env file that is missing or has a line that is not `NAME=value`."""
+
+    kind = "env file"
 
 
 class DsConfigError(LaunchError):

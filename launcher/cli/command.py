@@ -8,15 +8,16 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from dataclasses import fields
 from pathlib import Path
 
 import click
 
-from launcher.prepare.config import Program
 from launcher.cli.dropin import ETCD_BACKENDS, MPI_RUNNERS, HostFlags, translate
-from launcher.errors import LaunchError
-from launcher.prepare.job import LaunchOptions, check_ports, prepare_job
 from launcher.cli.peer_flags import PEER_NAMES, both, peer_options
+from launcher.errors import LaunchError
+from launcher.prepare.config import LaunchOptions, Program, RunSettings
+from launcher.prepare.job import PreparedJob, check_ports, prepare_job
 from launcher.prepare.plan import format_plan, plan_rows
 from launcher.prepare.validate import check_options
 
@@ -86,15 +87,13 @@ class OneLineCommand(click.Command):
 @click.option(*both("ssh-port"), "ssh_port", type=click.IntRange(1, 65535), help="Port of the nodes' sshd.")
 @click.option(*both("ssh-option"), "ssh_options", multiple=True, metavar="KEY=VALUE",
               help="Extra ssh -o option (repeatable).")
-@click.option(*both("compile-backend-source"), "compile_backend_source", hidden=True)
-@click.option(*both("stop-on-stdin-eof"), "stop_on_stdin_eof", is_flag=True, hidden=True)
 @peer_options
 @click.argument("script", metavar="SCRIPT")
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
 def accel_launch(script: str, script_args: tuple[str, ...], module: bool, no_python: bool, dry_run: bool,
                  verbose: bool, hostfile: str | None, include: str, exclude: str, num_nodes: int, num_gpus: int,
                  runner: str, exports: tuple[str, ...], ssh_port: int | None, ssh_options: tuple[str, ...],
-                 stop_on_stdin_eof: bool, **options: object) -> None:
+                 **options: object) -> None:
     """Launch SCRIPT on every rank with one validated torch.compile backend.
 
     Everything after SCRIPT goes to the script untouched.
@@ -111,7 +110,7 @@ def accel_launch(script: str, script_args: tuple[str, ...], module: bool, no_pyt
     hosts = HostFlags(hostfile, include, exclude, num_nodes, num_gpus, runner.lower())
     try:
         values, through_runner = translate(peers, options, hosts, mode, _given())
-        launch_options = LaunchOptions(program=Program(mode, script, tuple(script_args)), **values)
+        launch_options = _launch_options(Program(mode, script, tuple(script_args)), values, verbose)
         check_options(launch_options, Path.cwd(), head=through_runner)
         job = prepare_job(launch_options, dict(os.environ), Path.cwd())
         if through_runner:
@@ -119,7 +118,7 @@ def accel_launch(script: str, script_args: tuple[str, ...], module: bool, no_pyt
 
             selection = HostSelection(hostfile, include, exclude, num_nodes, num_gpus, runner, exports, ssh_port,
                                       ssh_options)
-            commands = hostfile_commands(selection, job.config, launch_options, dict(os.environ), Path.cwd())
+            commands = hostfile_commands(selection, job.config, dict(os.environ), Path.cwd())
         else:
             commands = None
             if not dry_run:
@@ -140,12 +139,45 @@ def accel_launch(script: str, script_args: tuple[str, ...], module: bool, no_pyt
     if commands is not None:
         from launcher.multinode.head.supervise import supervise
 
-        status, message = supervise(commands, job.config.grace_period)
+        status, message = supervise(commands, job.config.settings.grace_period)
         if message:
             click.echo(f"accel-launch: {message}", err=True)
         sys.exit(status)
-    logging.getLogger(__name__).info("plan:\n%s", format_plan(plan_rows(job.config, job.detected_by)))
+    _run(job, stop_on_stdin_eof=False)
+
+
+def node_main() -> None:
+    """`python -m launcher.multinode.node`: a node launcher that a hostfile launch's head started; the job
+    comes as data (launcher.multinode.node.job), and this node only places it on itself."""
+    from launcher.cli.last_resort import run_last_resort
+    from launcher.cli.std_streams import guard_std_streams
+    from launcher.multinode.node.job import STOP_ON_STDIN_EOF, read_node_job
+    from launcher.prepare.job import place_node_job
+
+    guard_std_streams()
+
+    def node() -> None:
+        try:
+            job = place_node_job(read_node_job(os.environ), dict(os.environ), Path.cwd())
+        except (LaunchError, ValueError) as exc:
+            _fail(str(exc))
+        _configure_logging(job.config.settings.verbose)
+        _run(job, stop_on_stdin_eof=STOP_ON_STDIN_EOF in sys.argv[1:])
+
+    run_last_resort(node)
+
+
+def _launch_options(program: Program, values: dict[str, object], verbose: bool) -> LaunchOptions:
+    """The translated flags as LaunchOptions: the engine's settings carried whole in RunSettings."""
+    names = {item.name for item in fields(RunSettings)}
+    settings = RunSettings(**{name: values.pop(name) for name in list(values) if name in names}, verbose=verbose)
+    return LaunchOptions(program=program, settings=settings, **values)
+
+
+def _run(job: PreparedJob, stop_on_stdin_eof: bool) -> None:
+    """Start this node's ranks, say how the job ended, and exit with its status."""
     config = job.config
+    logging.getLogger(__name__).info("plan:\n%s", format_plan(plan_rows(config, job.detected_by)))
     nodes = "" if config.nnodes == "1" else f" (node {config.node_rank} of {config.nnodes})"
     click.echo(
         f"accel-launch: {config.nproc_per_node} rank(s){nodes} on {config.accelerator}, "
@@ -154,10 +186,10 @@ def accel_launch(script: str, script_args: tuple[str, ...], module: bool, no_pyt
     )
     from launcher.run.spawn import run_job, silence_engine_logs
 
-    if not verbose:
+    if not config.settings.verbose:
         silence_engine_logs()
     if stop_on_stdin_eof:
-        from launcher.multinode.head.commands import stop_when_stdin_closes
+        from launcher.multinode.node.stdin_watch import stop_when_stdin_closes
 
         stop_when_stdin_closes()
     outcome = run_job(config)

@@ -7,10 +7,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from launcher.prepare.engine_options import EngineOptions, parse_ranks_filter, parse_rdzv_conf
-from launcher.errors import FlagConflictError, RefusedFlagError, UsageError
-from launcher.prepare.local_slots import LOCALHOST, LocalSelection
 from launcher.cli.peer_flags import REFUSED
+from launcher.errors import FlagConflictError, RefusedFlagError, UsageError
+from launcher.prepare.engine_options import EngineOptions, parse_ranks_filter, parse_rdzv_conf
+from launcher.prepare.local_slots import LOCALHOST, LocalSelection
+from launcher.run.rendezvous.choice import DEFAULT_MASTER_PORT
 
 __all__ = ["HostFlags", "translate", "MPI_RUNNERS", "ETCD_BACKENDS"]
 
@@ -18,17 +19,6 @@ __all__ = ["HostFlags", "translate", "MPI_RUNNERS", "ETCD_BACKENDS"]
 MPI_RUNNERS = ("mvapich", "impi", "mpich")
 # torchrun's etcd rendezvous backends, which need an etcd server and its client package.
 ETCD_BACKENDS = ("etcd", "etcd-v2")
-_RDZV_DEFAULT_PORT = 29500
-# Engine options that a hostfile launch does not pass on to the node launchers.
-_ENGINE_FLAGS = {"rdzv_conf": "--rdzv-conf", "monitor_interval": "--monitor-interval", "role": "--role",
-                 "redirects": "--redirects", "tee": "--tee", "local_ranks_filter": "--local-ranks-filter",
-                 "duplicate_stdout_filters": "--duplicate-stdout-filters", "local_addr": "--local-addr",
-                 "duplicate_stderr_filters": "--duplicate-stderr-filters", "event_log_handler": "--event-log-handler",
-                 "signals_to_handle": "--signals-to-handle", "virtual_local_rank": "--virtual-local-rank",
-                 "standalone": "--standalone", "bind_cores_to_rank": "--bind_cores_to_rank",
-                 "bind_core_list": "--bind_core_list"}
-
-
 @dataclass(frozen=True)
 class HostFlags:
     """DeepSpeed's resource flags as given (-1: not given)."""
@@ -62,10 +52,9 @@ def translate(peers: Mapping[str, object], options: Mapping[str, object], hosts:
         _this_node_of_hostfile(values, hosts, given)
         return values, False
     if hosts.hostfile is not None:
-        asked = [flag for name, flag in _ENGINE_FLAGS.items() if name in given]
-        if asked:
-            raise RefusedFlagError(f"{asked[0]} with --hostfile", "it is not passed on to the nodes; start one "
-                                   "accel-launch per node (or use --no_ssh with --node-rank on each)")
+        if "local_addr" in given:
+            raise RefusedFlagError("--local-addr with --hostfile", "it names one node's address, and the head "
+                                   "starts every node; each node is reached by its hostfile name")
         return values, True
     selection = LocalSelection(hosts.include, hosts.exclude, hosts.num_gpus, hosts.num_nodes)
     if selection.chooses_slots:
@@ -152,5 +141,5 @@ def _this_node_of_hostfile(values: dict[str, object], hosts: HostFlags, given: s
     node = nodes[int(rank)]  # type: ignore[arg-type]
     values.update(nnodes=str(len(nodes)),
                   master_addr=values["master_addr"] if "master_addr" in given else nodes[0].host,
-                  master_port=values["master_port"] or _RDZV_DEFAULT_PORT,
+                  master_port=values["master_port"] or DEFAULT_MASTER_PORT,
                   local_selection=LocalSelection(include=f"{LOCALHOST}:{','.join(map(str, node.slots))}"))

@@ -1,4 +1,7 @@
-"""`accel-launch report`: what a launch on this machine would use, and why (CONTRACT.md section 5)."""
+"""`accel-launch report`: what a launch on this machine would use, and why (CONTRACT.md section 5).
+
+The report resolves a launch exactly as `accel-launch` would (launcher.prepare.job) and shows it.
+"""
 
 from __future__ import annotations
 
@@ -8,37 +11,34 @@ from pathlib import Path
 
 import click
 
-from launcher.resolve.node_facts import accelerator_facts
-from launcher.resolve.ds_config import find_ds_config
-from launcher.resolve.envfile import default_env_file, read_env_file
 from launcher.errors import LaunchError
+from launcher.prepare.config import LaunchOptions, Program
+from launcher.prepare.job import resolve_job
 from launcher.prepare.plan import format_plan
-from launcher.run.rank_env import ACCELERATOR_VAR
-from launcher.resolve.backend import resolve_backend
 
 __all__ = ["report_rows", "report_command"]
 
+# The report has no program of its own; preparing a launch reads none.
+_NO_PROGRAM = Program("script", "")
+
 
 def report_rows(environ: dict[str, str], cwd: Path, compile_backend: str | None, ds_config: str | None,
-                env_file: str | None) -> list[tuple[str, str]]:
+                env_file: str | None, accelerator: str | None = None) -> list[tuple[str, str]]:
     """(label, value) rows of the report; raises LaunchError or ValueError on bad input."""
-    path = Path(env_file) if env_file else default_env_file(cwd)
-    file_values = read_env_file(path) if path else {}
-    accelerator = accelerator_facts({**file_values, **environ})
-    resolved = resolve_backend(
-        compile_backend, environ, file_values, find_ds_config(ds_config, ()),
-        lambda: accelerator.default_backend,
-    )
+    options = LaunchOptions(_NO_PROGRAM, compile_backend=compile_backend, accelerator=accelerator,
+                            ds_config=ds_config, env_file=env_file)
+    job = resolve_job(options, environ, cwd)
+    facts = job.accelerator
     return [
-        ("accelerator", accelerator.name),
-        ("detected by", accelerator.detected_by),
-        ("device count", str(accelerator.device_count)),
+        ("accelerator", facts.name),
+        ("detected by", facts.detected_by),
+        ("device count", str(facts.device_count)),
         ("torch", _torch_version()),
-        ("communication backend", accelerator.communication_backend),
-        ("default compile backend", accelerator.default_backend),
-        ("supported compile backends", ", ".join(accelerator.supported_backends)),
-        ("a launch here would use", resolved.describe()),
-        (".env file", str(path) if path else "(none)"),
+        ("communication backend", facts.communication_backend),
+        ("default compile backend", facts.default_backend),
+        ("supported compile backends", ", ".join(facts.supported_backends)),
+        ("a launch here would use", job.config.backend.describe()),
+        (".env file", str(job.env_file) if job.env_file else "(none)"),
     ]
 
 
@@ -60,11 +60,8 @@ def _torch_version() -> str:
 def report_command(compile_backend: str | None, ds_config: str | None, env_file: str | None,
                    accelerator: str | None) -> None:
     """Print the accelerator, devices, torch, and the compile backend a launch here would resolve."""
-    environ = dict(os.environ)
-    if accelerator is not None:
-        environ[ACCELERATOR_VAR] = accelerator
     try:
-        rows = report_rows(environ, Path.cwd(), compile_backend, ds_config, env_file)
+        rows = report_rows(dict(os.environ), Path.cwd(), compile_backend, ds_config, env_file, accelerator)
     except (LaunchError, ValueError) as exc:
         click.echo(f"accel-report: error: {exc}", err=True)
         sys.exit(2)

@@ -6,7 +6,7 @@ code that knows nothing of the launcher can still catch them.
 
 from __future__ import annotations
 
-from launcher.errors import LaunchError
+from launcher.errors import FileLineError, LaunchError
 
 __all__ = ["MultinodeError", "HostfileError", "SelectionError", "RemoteEnvError", "NodeIdentityError"]
 
@@ -15,13 +15,10 @@ class MultinodeError(LaunchError, ValueError):
     """A multi-node setting that cannot be used as given; nothing was started."""
 
 
-class HostfileError(MultinodeError):
+class HostfileError(FileLineError, MultinodeError):
     """A hostfile that cannot be read, or a line of it that is not `host slots=N`."""
 
-    def __init__(self, path: str, problem: str, line: int | None = None) -> None:
-        self.path, self.problem, self.line = path, problem, line
-        where = f"{path}:{line}" if line is not None else path
-        super().__init__(f"hostfile {where}: {problem}")
+    kind = "hostfile"
 
 
 class SelectionError(MultinodeError):

@@ -1,16 +1,28 @@
-"""One frozen description of a launch, validated when it is made (the torch LaunchConfig pattern)."""
+"""The two frozen values of a launch: what the user asked for (`LaunchOptions`), and the job it resolves to
+(`JobConfig`), built once and used by the plan, the report, the run and, as data, by every node.
+
+`RunSettings` is the part that passes from the command line to the engine unchanged: it is carried whole,
+never copied field by field, so a new setting reaches every node without being remembered anywhere.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import json
+import shlex
+import types
+import typing
+from dataclasses import dataclass, field, fields, is_dataclass
 
-from launcher.prepare.engine_options import EngineOptions
 from launcher.errors import UsageError
+from launcher.prepare.engine_options import EngineOptions
+from launcher.prepare.local_slots import LocalSelection
 from launcher.resolve.backend import ResolvedBackend
 
-__all__ = ["Program", "JobConfig", "PROGRAM_MODES"]
+__all__ = ["Program", "RunSettings", "LaunchOptions", "JobConfig", "PROGRAM_MODES", "PROGRAM_PREFIX"]
 
 PROGRAM_MODES = ("script", "module", "exec")
+# How each mode is written after the launcher's own options.
+PROGRAM_PREFIX = {"script": (), "module": ("-m",), "exec": ("--no-python",)}
 
 
 @dataclass(frozen=True)
@@ -27,42 +39,26 @@ class Program:
 
     def describe(self) -> str:
         """The program as a user would type it after the launcher's options."""
-        import shlex
-
-        prefix = {"script": [], "module": ["-m"], "exec": ["--no-python"]}[self.mode]
-        return shlex.join([*prefix, self.target, *self.args])
+        return shlex.join([*PROGRAM_PREFIX[self.mode], self.target, *self.args])
 
 
 @dataclass(frozen=True)
-class JobConfig:
-    """Everything a node launcher needs to start its ranks."""
+class RunSettings:
+    """The options every node's engine uses as given."""
 
-    program: Program
-    backend: ResolvedBackend
-    accelerator: str
-    nproc_per_node: int
-    nnodes: str = "1"
-    node_rank: int = 0
     master_addr: str = "127.0.0.1"
     master_port: int | None = None
     rdzv_backend: str = "c10d"
-    rdzv_endpoint: str = ""
-    rdzv_id: str = ""
     rdzv_timeout: int = 900
     max_restarts: int = 0
     grace_period: float = 5.0
     timeout: float | None = None
     log_dir: str | None = None
+    bind_cores: str | None = None  # --bind_core_list / --bind_cores_to_rank ("": all cores); each node splits its own
+    verbose: bool = False
     engine: EngineOptions = field(default_factory=EngineOptions)
-    node_addr: str | None = None  # multi-node: this node's address for the others (launcher.multinode.node.addresses)
-    hosts_store: bool | None = None  # multi-node: whether this node hosts the rendezvous store (None: torch guesses)
-    job_env: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.nproc_per_node < 1:
-            raise UsageError("--nproc-per-node", self.nproc_per_node, "must be at least 1")
-        if self.node_rank < 0:
-            raise UsageError("--node-rank", self.node_rank, "must be 0 or more")
         if self.master_port is not None and not 0 < self.master_port < 65536:
             raise UsageError("--master-port", self.master_port, "must be between 1 and 65535")
         if self.grace_period < 0:
@@ -71,8 +67,57 @@ class JobConfig:
             raise UsageError("--timeout", self.timeout, "must be more than 0 seconds")
         if self.max_restarts < 0:
             raise UsageError("--max-restarts", self.max_restarts, "must be 0 or more")
+
+
+@dataclass(frozen=True)
+class LaunchOptions:
+    """The command line, as plain values: what prepare_job resolves."""
+
+    program: Program
+    settings: RunSettings = field(default_factory=RunSettings)
+    compile_backend: str | None = None
+    accelerator: str | None = None
+    ds_config: str | None = None
+    nproc_per_node: str = "1"
+    nnodes: str = "1"
+    node_rank: int | None = None
+    rdzv_endpoint: str = ""
+    rdzv_id: str = ""
+    env_file: str | None = None
+    extra_env: dict[str, str] = field(default_factory=dict)
+    local_selection: LocalSelection | None = None
+
+
+@dataclass(frozen=True)
+class JobConfig:
+    """Everything a node launcher needs to start its ranks.
+
+    `job_env` is the same on every node (the env file's values, the resolved backend); `node_env` is this
+    node's own (its accelerator, devices, threads, cores, and where it sits in the rendezvous).
+    """
+
+    program: Program
+    backend: ResolvedBackend
+    accelerator: str
+    nproc_per_node: int
+    settings: RunSettings = field(default_factory=RunSettings)
+    accelerator_choice: str | None = None  # the name the user gave (flag, env, env file); None: each node detects
+    nnodes: str = "1"
+    node_rank: int = 0
+    rdzv_endpoint: str = ""
+    rdzv_id: str = ""
+    node_addr: str | None = None  # multi-node: this node's address for the others (launcher.multinode.node.addresses)
+    hosts_store: bool | None = None  # multi-node: whether this node hosts the rendezvous store (None: torch guesses)
+    job_env: dict[str, str] = field(default_factory=dict)
+    node_env: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.nproc_per_node < 1:
+            raise UsageError("--nproc-per-node", self.nproc_per_node, "must be at least 1")
+        if self.node_rank < 0:
+            raise UsageError("--node-rank", self.node_rank, "must be 0 or more")
         low, high = _parse_nnodes(self.nnodes)
-        if high > 1 and not self.rdzv_endpoint and self.master_port is None:
+        if high > 1 and not self.rdzv_endpoint and self.settings.master_port is None:
             raise UsageError("--nnodes", self.nnodes, "more than one node needs --rdzv-endpoint or --master-port")
         if self.node_rank >= high:
             raise UsageError("--node-rank", self.node_rank, f"must be below --nnodes {self.nnodes}")
@@ -90,6 +135,20 @@ class JobConfig:
             return str(low * self.nproc_per_node)
         return f"{low * self.nproc_per_node}..{high * self.nproc_per_node}"
 
+    @property
+    def rank_env(self) -> dict[str, str]:
+        """What this node's ranks get on top of the launcher's environment."""
+        return {**self.job_env, **self.node_env}
+
+    def to_json(self) -> str:
+        """The config as JSON text (`from_json` gives it back equal)."""
+        return json.dumps(_data(self), separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> JobConfig:
+        """The config `to_json` wrote; raises ValueError (or TypeError) on anything else."""
+        return _build(cls, json.loads(text))
+
 
 def _parse_nnodes(value: str) -> tuple[int, int]:
     low_text, _, high_text = value.partition(":")
@@ -100,3 +159,32 @@ def _parse_nnodes(value: str) -> tuple[int, int]:
     if low < 1 or high < low:
         raise UsageError("--nnodes", value, "expected 1 <= MIN <= MAX")
     return low, high
+
+
+def _data(value: object) -> object:
+    """Dataclasses as dicts of their fields, tuples as lists: plain JSON values."""
+    if is_dataclass(value):
+        return {item.name: _data(getattr(value, item.name)) for item in fields(value)}
+    if isinstance(value, (tuple, list)):
+        return [_data(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _data(item) for key, item in value.items()}
+    return value
+
+
+def _build(kind: object, data: object) -> object:
+    """The value of type `kind` that `_data` turned into `data` (dataclasses and tuples rebuilt)."""
+    if isinstance(kind, type) and is_dataclass(kind):
+        if not isinstance(data, dict):
+            raise ValueError(f"expected an object for {kind.__name__}")
+        hints = typing.get_type_hints(kind)
+        return kind(**{item.name: _build(hints[item.name], data[item.name]) for item in fields(kind)
+                       if item.name in data})
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if origin in (typing.Union, types.UnionType):
+        if data is None:
+            return None
+        return _build(next(arg for arg in args if arg is not type(None)), data)
+    if origin is tuple:
+        return tuple(_build(args[0], item) for item in data)
+    return data

@@ -1,77 +1,67 @@
-"""The launch pipeline, click-free: options -> environment -> backend -> config -> plan or run."""
+"""The launch pipeline, click-free: options -> environment -> backend -> one JobConfig, placed on this node.
+
+A hostfile launch's head prepares the job once; each node it starts only places that job on itself
+(`place_node_job`): its accelerator is checked against the backend, never resolved again.
+"""
 
 from __future__ import annotations
 
 import os
-import shutil
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from accelerators import AcceleratorUnavailableError, UnknownAcceleratorError, accelerator_class
-from launcher.resolve.node_facts import AcceleratorFacts, accelerator_facts
-from launcher.resolve.node_check import check_backend
-from launcher.prepare.config import JobConfig, Program
-from launcher.prepare.cpu_binding import binding_env, parse_core_list, split_cores
-from launcher.resolve.ds_config import find_ds_config
-from launcher.prepare.engine_options import EngineOptions
-from launcher.resolve.envfile import default_env_file, read_env_file
-from launcher.errors import AcceleratorChoiceError, ScriptNotFoundError, UsageError
-from launcher.prepare.local_slots import LocalSelection
-from launcher.multinode.node.addresses import Placement, place_node
+from launcher.errors import AcceleratorChoiceError, UsageError
+from launcher.multinode.errors import NodeIdentityError
+from launcher.multinode.node.addresses import place_node
 from launcher.multinode.node.identity import NodeIdentity, node_identity
-from launcher.prepare.plan import DEFAULT_MASTER_PORT
+from launcher.multinode.node.table import HOSTS_VAR
+from launcher.prepare.config import JobConfig, LaunchOptions
+from launcher.prepare.cpu_binding import binding_env, parse_core_list, split_cores
+from launcher.prepare.local_slots import LocalSelection
 from launcher.prepare.ports import ensure_port_free
-from launcher.run.rank_env import ACCELERATOR_VAR, job_environment, physical_cores
-from launcher.resolve.backend import ResolvedBackend, resolve_backend
+from launcher.prepare.validate import check_program
+from launcher.resolve.backend import resolve_backend
+from launcher.resolve.ds_config import find_ds_config
+from launcher.resolve.envfile import default_env_file, read_env_file
+from launcher.resolve.node_check import check_backend
+from launcher.resolve.node_facts import AcceleratorFacts, accelerator_facts
+from launcher.run.rank_env import ACCELERATOR_VAR, backend_environment, node_environment, physical_cores
+from launcher.run.rendezvous.choice import DEFAULT_MASTER_PORT
 
-__all__ = ["LaunchOptions", "PreparedJob", "prepare_job", "check_ports"]
+__all__ = ["PreparedJob", "prepare_job", "resolve_job", "place_node_job", "check_ports"]
 
 # torchrun's device words for --nproc-per-node, and the accelerator each counts.
 _DEVICE_KINDS = {"gpu": "cuda", "xpu": "xpu", "cpu": "cpu"}
 
 
 @dataclass(frozen=True)
-class LaunchOptions:
-    """The command line, as plain values."""
-
-    program: Program
-    compile_backend: str | None = None
-    accelerator: str | None = None
-    ds_config: str | None = None
-    nproc_per_node: str = "1"
-    nnodes: str = "1"
-    node_rank: int | None = None
-    master_addr: str = "127.0.0.1"
-    master_port: int | None = None
-    rdzv_backend: str = "c10d"
-    rdzv_endpoint: str = ""
-    rdzv_id: str = ""
-    rdzv_timeout: int = 900
-    max_restarts: int = 0
-    env_file: str | None = None
-    log_dir: str | None = None
-    grace_period: float = 5.0
-    timeout: float | None = None
-    extra_env: dict[str, str] = field(default_factory=dict)
-    compile_backend_source: str | None = None
-    engine: EngineOptions = field(default_factory=EngineOptions)
-    local_selection: LocalSelection | None = None
-    bind_cores: str | None = None
-
-
-@dataclass(frozen=True)
 class PreparedJob:
-    """A launch that passed every check: the config, how the accelerator was chosen, and notes for the user."""
+    """A launch that passed every check: the config, this node's accelerator, the env file read (if any),
+    and notes for the user."""
 
     config: JobConfig
-    detected_by: str
+    accelerator: AcceleratorFacts
+    env_file: Path | None = None
     notes: tuple[str, ...] = ()
+
+    @property
+    def detected_by(self) -> str:
+        """How this node's accelerator was chosen."""
+        return self.accelerator.detected_by
 
 
 def prepare_job(options: LaunchOptions, environ: dict[str, str], cwd: Path) -> PreparedJob:
     """Every check that can fail before a rank starts; raises LaunchError (or ValueError) with one message."""
-    _check_program(options.program, cwd)
-    env_path = _env_file_path(options.env_file, cwd)
+    job = resolve_job(options, environ, cwd)
+    check_backend(job.config.backend, job.accelerator)
+    return job
+
+
+def resolve_job(options: LaunchOptions, environ: dict[str, str], cwd: Path) -> PreparedJob:
+    """The job these options give on this node, its backend not yet checked against the accelerator (the
+    report shows what a launch would resolve, accepted or not)."""
+    env_path = Path(options.env_file) if options.env_file is not None else default_env_file(cwd)
     file_values = read_env_file(env_path) if env_path is not None else {}
     job_environ = {**file_values, **environ}
     if options.accelerator is not None:
@@ -84,97 +74,95 @@ def prepare_job(options: LaunchOptions, environ: dict[str, str], cwd: Path) -> P
     backend = resolve_backend(
         options.compile_backend, environ, file_values, ds_ref, lambda: accelerator.default_backend
     )
-    if options.compile_backend_source and backend.source == "--compile-backend":
-        # A node launcher started by a hostfile launch: keep the source the head resolved it from.
-        backend = replace(backend, source=options.compile_backend_source)
-    check_backend(backend, accelerator)
     identity = node_identity(job_environ)
     node = identity.node if identity is not None else None
     devices_env = accelerator_class(accelerator.name).visible_devices_env
     slots = node.slots if node is not None else _local_slots(options.local_selection, accelerator, devices_env)
-    nproc = len(slots) if slots is not None else _nproc(options.nproc_per_node, accelerator)
-    layout = _layout(options, identity)
-    placement = _placement(options, identity, layout, job_environ)
-    devices = {devices_env: ",".join(map(str, slots))} if slots is not None and devices_env else {}
-    notes = () if node is not None or slots is None or devices_env else (
-        f"{accelerator.name} has no devices to choose from: the device flags start {nproc} rank(s)",)
+    nnodes, node_rank, endpoint = _layout(options, identity)
     config = JobConfig(
         program=options.program,
         backend=backend,
         accelerator=accelerator.name,
-        nproc_per_node=nproc,
-        nnodes=layout["nnodes"],
-        node_rank=layout["node_rank"],
-        master_addr=options.master_addr,
-        master_port=options.master_port,
-        rdzv_backend=options.rdzv_backend,
-        rdzv_endpoint=layout["rdzv_endpoint"],
+        accelerator_choice=job_environ.get(ACCELERATOR_VAR) or None,
+        nproc_per_node=len(slots) if slots is not None else _nproc(options.nproc_per_node, accelerator),
+        settings=options.settings,
+        nnodes=nnodes,
+        node_rank=node_rank,
+        rdzv_endpoint=endpoint,
         rdzv_id=options.rdzv_id or (identity.job_id if identity is not None and identity.job_id else ""),
-        rdzv_timeout=options.rdzv_timeout,
-        max_restarts=options.max_restarts,
-        grace_period=options.grace_period,
-        timeout=options.timeout,
-        log_dir=options.log_dir,
-        engine=options.engine,
-        node_addr=placement.node_addr if placement else None,
-        hosts_store=placement.hosts_store if placement else None,
         job_env={
             **{k: v for k, v in file_values.items() if k not in environ},
             **options.extra_env,
-            **devices,
-            **(placement.rank_env if placement else {}),
-            **_job_env(backend, accelerator.name, nproc, job_environ),
-            **_binding(options.bind_cores, nproc, job_environ),
+            **backend_environment(backend),
         },
     )
-    return PreparedJob(config, accelerator.detected_by, notes)
+    notes = () if node is not None or slots is None or devices_env else (
+        f"{accelerator.name} has no devices to choose from: the device flags start {config.nproc_per_node} rank(s)",)
+    placed = _on_this_node(config, identity.host if identity is not None else None, slots, job_environ)
+    return PreparedJob(placed, accelerator, env_path, notes)
 
 
-def _layout(options: LaunchOptions, identity: NodeIdentity | None) -> dict:
+def place_node_job(job: JobConfig, environ: dict[str, str], cwd: Path) -> PreparedJob:
+    """A job its head prepared, placed on this node: the program is here, this node's accelerator accepts
+    the backend, and the node table gives this node's rank and devices."""
+    check_program(job.program, cwd)
+    job_environ = {**job.job_env, **environ}
+    if job.accelerator_choice is not None:
+        job_environ[ACCELERATOR_VAR] = job.accelerator_choice
+    try:
+        accelerator = accelerator_facts(job_environ)
+    except (UnknownAcceleratorError, AcceleratorUnavailableError) as exc:
+        raise AcceleratorChoiceError(str(exc), f"the accelerator the head chose ({job.accelerator_choice})") from None
+    check_backend(job.backend, accelerator)
+    identity = node_identity(job_environ)
+    if identity is None or identity.node is None:
+        raise NodeIdentityError(HOSTS_VAR, environ.get(HOSTS_VAR, ""), "a node launcher needs the node table its "
+                                "head sends (start it with accel-launch --hostfile)")
+    config = replace(job, accelerator=accelerator.name, nproc_per_node=len(identity.node.slots),
+                     node_rank=identity.node_rank)
+    return PreparedJob(_on_this_node(config, identity.host, identity.node.slots, job_environ), accelerator)
+
+
+def _on_this_node(config: JobConfig, own_host: str | None, slots: tuple[int, ...] | None,
+                  environ: dict[str, str]) -> JobConfig:
+    """The config with this node's own part: devices, threads, cores, and its side of the rendezvous."""
+    devices_env = accelerator_class(config.accelerator).visible_devices_env
+    devices = {devices_env: ",".join(map(str, slots))} if slots is not None and devices_env else {}
+    placement = None
+    if config.nnodes != "1":
+        settings = config.settings
+        endpoint = config.rdzv_endpoint or f"{settings.master_addr}:{settings.master_port or DEFAULT_MASTER_PORT}"
+        placement = place_node(own_host, endpoint, environ)
+    node_env = {
+        **devices,
+        **(placement.rank_env if placement else {}),
+        **node_environment(config.accelerator, config.nproc_per_node, environ, physical_cores()),
+        **_binding(config.settings.bind_cores, config.nproc_per_node, environ),
+    }
+    return replace(config, node_addr=placement.node_addr if placement else None,
+                   hosts_store=placement.hosts_store if placement else None, node_env=node_env)
+
+
+def _layout(options: LaunchOptions, identity: NodeIdentity | None) -> tuple[str, int, str]:
     """nnodes, node rank and endpoint: the flags, else what a runner (Slurm, OpenMPI, pdsh) says."""
     nnodes, endpoint = options.nnodes, options.rdzv_endpoint
     if identity is not None and options.nnodes == "1":
         nnodes = str(identity.nnodes)
     if identity is not None and identity.master_addr and not endpoint:
         # The engine's first node, never --master-addr's default 127.0.0.1; --master-port only sets the port.
-        endpoint = f"{identity.master_addr}:{options.master_port or DEFAULT_MASTER_PORT}"
+        endpoint = f"{identity.master_addr}:{options.settings.master_port or DEFAULT_MASTER_PORT}"
     if options.node_rank is not None:
         node_rank = options.node_rank
     else:
         node_rank = identity.node_rank if identity is not None else 0
-    return {"nnodes": nnodes, "node_rank": node_rank, "rdzv_endpoint": endpoint}
-
-
-def _placement(options: LaunchOptions, identity: NodeIdentity | None, layout: dict,
-               environ: dict[str, str]) -> Placement | None:
-    """Multi-node: this node's side of the rendezvous (launcher.multinode.node.addresses); None on one node."""
-    if layout["nnodes"] == "1":
-        return None
-    endpoint = layout["rdzv_endpoint"] or f"{options.master_addr}:{options.master_port or DEFAULT_MASTER_PORT}"
-    return place_node(identity.host if identity else None, endpoint, environ)
+    return nnodes, node_rank, endpoint
 
 
 def check_ports(config: JobConfig) -> None:
     """The node that hosts the store needs the named port free; say so before starting anything."""
-    if config.master_port is not None and config.node_rank == 0 and not config.rdzv_endpoint:
-        ensure_port_free(config.master_addr, config.master_port)
-
-
-def _check_program(program: Program, cwd: Path) -> None:
-    if program.mode == "script":
-        path = cwd / program.target
-        if not path.exists():
-            raise ScriptNotFoundError(program.target, "no such file")
-        if path.is_dir():
-            raise ScriptNotFoundError(program.target, "is a directory; give the script file inside it, or use -m")
-        if not os.access(path, os.R_OK):
-            raise ScriptNotFoundError(program.target, "permission denied")
-    elif program.mode == "exec" and shutil.which(program.target) is None:
-        raise ScriptNotFoundError(program.target, "no such program on PATH (--no-python runs it directly)")
-
-
-def _env_file_path(env_file: str | None, cwd: Path) -> Path | None:
-    return Path(env_file) if env_file is not None else default_env_file(cwd)
+    settings = config.settings
+    if settings.master_port is not None and config.node_rank == 0 and not config.rdzv_endpoint:
+        ensure_port_free(settings.master_addr, settings.master_port)
 
 
 def _accelerator_source(options: LaunchOptions, environ: dict[str, str], env_path: Path | None) -> str:
@@ -231,7 +219,3 @@ def _count_of(kind: str) -> int:
     if not cls.is_available():
         raise UsageError("--nproc-per-node", kind, f"{cls.name} is not available here: {cls.unavailable_reason()}")
     return cls.device_count()
-
-
-def _job_env(backend: ResolvedBackend, accelerator: str, nproc: int, environ: dict[str, str]) -> dict[str, str]:
-    return job_environment(backend, accelerator, nproc, environ, physical_cores())

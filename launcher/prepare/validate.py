@@ -10,17 +10,17 @@ from __future__ import annotations
 import math
 import os
 import re
+import shutil
 import stat
 import sys
 from importlib.machinery import PathFinder
 from pathlib import Path
 
-from launcher.prepare.config import Program
 from launcher.errors import ScriptNotFoundError, UsageError
-from launcher.prepare.job import LaunchOptions
+from launcher.prepare.config import LaunchOptions, Program
 from launcher.resolve.safe_read import UnsafeFileError, read_user_bytes
 
-__all__ = ["check_options", "MAX_SECONDS", "MAX_GRACE_SECONDS", "MAX_RANKS_PER_NODE", "MAX_SCRIPT_BYTES"]
+__all__ = ["check_options", "check_program", "MAX_SECONDS", "MAX_GRACE_SECONDS", "MAX_RANKS_PER_NODE", "MAX_SCRIPT_BYTES"]
 
 MAX_SECONDS = 366 * 24 * 3600  # a year: beyond it a timer is a mistake (and may overflow)
 MAX_GRACE_SECONDS = 3600
@@ -38,34 +38,35 @@ def check_options(options: LaunchOptions, cwd: Path, head: bool = False) -> None
 
     `head`: this launcher starts node launchers from a hostfile (they get an endpoint, so c10d).
     """
+    settings = options.settings
     for option, value in (("--accelerator", options.accelerator), ("--ds-config", options.ds_config),
-                          ("--env-file", options.env_file), ("--log-dir", options.log_dir)):
+                          ("--env-file", options.env_file), ("--log-dir", settings.log_dir)):
         if value is not None and not value.strip():
             raise UsageError(option, value, "give a value, or leave the flag out")
-    _seconds("--grace-period", options.grace_period, MAX_GRACE_SECONDS)
-    if options.timeout is not None:
-        _seconds("--timeout", options.timeout, MAX_SECONDS)
-    _seconds("--rdzv-timeout", options.rdzv_timeout, MAX_SECONDS)
+    _seconds("--grace-period", settings.grace_period, MAX_GRACE_SECONDS)
+    if settings.timeout is not None:
+        _seconds("--timeout", settings.timeout, MAX_SECONDS)
+    _seconds("--rdzv-timeout", settings.rdzv_timeout, MAX_SECONDS)
     if options.nproc_per_node.isdigit() and int(options.nproc_per_node) > MAX_RANKS_PER_NODE:
         raise UsageError("--nproc-per-node", options.nproc_per_node, f"at most {MAX_RANKS_PER_NODE} ranks per node")
-    if options.max_restarts > 1000:
-        raise UsageError("--max-restarts", options.max_restarts, "at most 1000")
-    if not _HOST.fullmatch(options.master_addr):
-        raise UsageError("--master-addr", options.master_addr, "expected a host name or an IP address")
+    if settings.max_restarts > 1000:
+        raise UsageError("--max-restarts", settings.max_restarts, "at most 1000")
+    if not _HOST.fullmatch(settings.master_addr):
+        raise UsageError("--master-addr", settings.master_addr, "expected a host name or an IP address")
     if options.rdzv_endpoint:
         _endpoint(options.rdzv_endpoint)
     if options.rdzv_id and not _RDZV_ID.fullmatch(options.rdzv_id):
         raise UsageError("--rdzv-id", options.rdzv_id, "expected 1 to 128 letters, digits or ._:@+-")
-    if options.rdzv_backend == "static" and ":" in options.nnodes:
+    if settings.rdzv_backend == "static" and ":" in options.nnodes:
         raise UsageError("--nnodes", options.nnodes, "--rdzv-backend static needs a fixed node count")
-    by_port = options.master_port is not None and not options.rdzv_endpoint and not head
-    static = options.rdzv_backend == "static" or by_port
-    if static and options.max_restarts > 0:
-        raise UsageError("--max-restarts", options.max_restarts, "restarts need the c10d rendezvous, and --master-port "
+    by_port = settings.master_port is not None and not options.rdzv_endpoint and not head
+    static = settings.rdzv_backend == "static" or by_port
+    if static and settings.max_restarts > 0:
+        raise UsageError("--max-restarts", settings.max_restarts, "restarts need the c10d rendezvous, and --master-port "
                          "or --rdzv-backend static selects the static one; use --rdzv-endpoint HOST:PORT instead")
-    if options.log_dir is not None:
-        _log_dir(options.log_dir)
-    _program(options.program, cwd)
+    if settings.log_dir is not None:
+        _log_dir(settings.log_dir)
+    check_program(options.program, cwd)
 
 
 def _seconds(option: str, value: float, limit: float) -> None:
@@ -92,22 +93,32 @@ def _log_dir(value: str) -> None:
         raise UsageError("--log-dir", value, f"{existing} is not writable")
 
 
-def _program(program: Program, cwd: Path) -> None:
-    """A script must be a regular file (a FIFO would block every rank) that compiles; a module must exist."""
+def check_program(program: Program, cwd: Path) -> None:
+    """The program can run here: a readable regular script file that compiles (a FIFO would block every
+    rank), a module that can be found, or a program on PATH (--no-python)."""
     if program.mode == "module":
         _module(program.target, cwd)
-    if program.mode != "script":
-        return
-    path = cwd / program.target
+    elif program.mode == "exec":
+        if shutil.which(program.target) is None:
+            raise ScriptNotFoundError(program.target, "no such program on PATH (--no-python runs it directly)")
+    else:
+        _script(program.target, cwd / program.target)
+
+
+def _script(target: str, path: Path) -> None:
     try:
         mode = path.stat().st_mode
-    except OSError:
-        return  # missing or unreadable: the launch's own check words it
+    except FileNotFoundError:
+        raise ScriptNotFoundError(target, "no such file") from None
+    except OSError as exc:
+        raise ScriptNotFoundError(target, exc.strerror.lower() if exc.strerror else "cannot be read") from None
     if stat.S_ISDIR(mode):
-        return
+        raise ScriptNotFoundError(target, "is a directory; give the script file inside it, or use -m")
     if not stat.S_ISREG(mode):
-        raise ScriptNotFoundError(program.target, "is not a regular file (a FIFO, device or socket)")
-    _compiles(program.target, path)
+        raise ScriptNotFoundError(target, "is not a regular file (a FIFO, device or socket)")
+    if not os.access(path, os.R_OK):
+        raise ScriptNotFoundError(target, "permission denied")
+    _compiles(target, path)
 
 
 def _module(name: str, cwd: Path) -> None:
@@ -124,8 +135,6 @@ def _compiles(target: str, path: Path) -> None:
     try:
         source = read_user_bytes(str(path), MAX_SCRIPT_BYTES)
     except UnsafeFileError as exc:
-        if "permission denied" in str(exc):
-            return  # the launch's own check words it
         raise ScriptNotFoundError(target, str(exc)) from None
     if path.suffix in _NOT_SOURCE or source.startswith(_ZIP_MAGIC):
         return

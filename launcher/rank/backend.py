@@ -19,11 +19,11 @@ from typing import NoReturn
 from accelerators import Accelerator, UnsupportedBackendError, explain_unsupported, get_accelerator, is_import_path
 from accelerators.backends import runnable_backends
 from accelerators.torch_build import torch_build
-from launcher.resolve import node_facts_cache as facts_cache
 from launcher.rank.after_import import after_import
+from launcher.resolve import node_facts_cache as facts_cache
+from launcher.resolve.backend import ENV_VAR
 from launcher.run.failure import REFUSAL_PHRASE, VALIDATION_STATUS
 from launcher.run.rank_env import SOURCE_VAR
-from launcher.resolve.backend import ENV_VAR
 
 __all__ = ["install_backend", "refuse"]
 

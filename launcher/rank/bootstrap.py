@@ -10,7 +10,6 @@ sys.path that `python script.py` or `python -m module` would give it.
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import importlib.machinery
 import os
@@ -19,15 +18,15 @@ import signal
 import sys
 from types import ModuleType
 
-from launcher.rank.after_import import after_import
+from launcher.prctl import PR_SET_PDEATHSIG, prctl
 from launcher.prepare.cpu_binding import apply_cpu_binding
-from launcher.rank.deepspeed_bridge import bridge_deepspeed
+from launcher.rank.after_import import after_import
 from launcher.rank.backend import install_backend
+from launcher.rank.deepspeed_bridge import bridge_deepspeed
 from launcher.run.rank_env import LAUNCHER_PID_VAR
 
 __all__ = ["main"]
 
-_PR_SET_PDEATHSIG = 1
 _OUR_PACKAGES = ("launcher", "accelerators")
 
 
@@ -84,10 +83,8 @@ def _put_first_on_path(folder: str) -> None:
 
 def _die_with_launcher() -> None:
     """Ask Linux for SIGTERM when the launcher dies; on that signal take the rank's own process group along."""
-    if not sys.platform.startswith("linux"):
+    if not prctl(PR_SET_PDEATHSIG, signal.SIGTERM):
         return
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     signal.signal(signal.SIGTERM, _terminate_process_group)
     launcher_pid = os.environ.get(LAUNCHER_PID_VAR)
     if launcher_pid and os.getppid() != int(launcher_pid):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from launcher.resolve.ds_config import DsConfigRef, read_compile_backend
 from launcher.errors import UsageError
+from launcher.resolve.ds_config import DsConfigRef, read_compile_backend
 
 __all__ = ["ResolvedBackend", "resolve_backend", "ACCELERATOR_KEYWORD", "ENV_VAR", "DEFAULT_SOURCE"]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+
 from launcher.errors import DsConfigError
 from launcher.resolve.safe_read import UnsafeFileError, read_user_text
 

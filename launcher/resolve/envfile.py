@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping
+import logging
 from pathlib import Path
 
 from dotenv import dotenv_values
-from dotenv.parser import parse_stream
 
 from launcher.errors import EnvFileError
 from launcher.resolve.safe_read import UnsafeFileError, read_user_text
 
-__all__ = ["read_env_file", "default_env_file", "merged_environ"]
+__all__ = ["read_env_file", "default_env_file"]
 
 # A .env holds a few variables; anything near this is not one.
 _MAX_BYTES = 1 << 20
@@ -33,16 +32,30 @@ def read_env_file(path: Path) -> dict[str, str]:
     if "\0" in text:
         raise EnvFileError(str(path), "contains a NUL character, which no variable can hold",
                            line=text.count("\n", 0, text.index("\0")) + 1)
-    for binding in parse_stream(io.StringIO(text)):
-        if binding.error:
-            statement = binding.original.string.strip()
-            raise EnvFileError(
-                str(path), f"not a NAME=value line: {statement[:60]!r}", line=binding.original.line
-            )
-    values = dotenv_values(stream=io.StringIO(text), interpolate=False)
+    unparsed = _UnparsedLines()
+    dotenv_logger = logging.getLogger("dotenv.main")
+    dotenv_logger.addFilter(unparsed)
+    try:
+        values = dotenv_values(stream=io.StringIO(text), interpolate=False)
+    finally:
+        dotenv_logger.removeFilter(unparsed)
+    if unparsed.lines:
+        line = unparsed.lines[0]
+        statement = text.splitlines()[line - 1].strip() if line <= len(text.splitlines()) else ""
+        raise EnvFileError(str(path), f"not a NAME=value line: {statement[:60]!r}", line=line)
     return {name: value for name, value in values.items() if value is not None}
 
 
-def merged_environ(process: Mapping[str, str], file_values: Mapping[str, str]) -> dict[str, str]:
-    """The environment the job sees: the file's values under the process environment, which wins."""
-    return {**file_values, **process}
+class _UnparsedLines(logging.Filter):
+    """Notes the line numbers python-dotenv warns it could not parse (its public warning, not its private
+    parser), and keeps the warning itself off the terminal: the launcher says it in its own one line."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[int] = []
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.args and isinstance(record.args, tuple) and isinstance(record.args[0], int):
+            self.lines.append(record.args[0])
+            return False
+        return True

@@ -10,9 +10,9 @@ from __future__ import annotations
 import importlib.util
 
 from accelerators import UnsupportedBackendError, explain_unsupported, is_import_path
-from launcher.resolve.node_facts import AcceleratorFacts
 from launcher.errors import BackendRefusedError
 from launcher.resolve.backend import ResolvedBackend
+from launcher.resolve.node_facts import AcceleratorFacts
 
 __all__ = ["check_backend"]
 

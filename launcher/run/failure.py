@@ -9,7 +9,7 @@ from pathlib import Path
 
 from launcher.run.root_cause import RootCause, root_cause
 
-__all__ = ["RankFailure", "exit_status", "tail_lines", "failure_from_engine", "VALIDATION_STATUS", "REFUSAL_PHRASE"]
+__all__ = ["RankFailure", "exit_status", "stopped_by", "tail_lines", "failure_from_engine", "VALIDATION_STATUS", "REFUSAL_PHRASE"]
 
 # The status the bootstrap exits with when a rank refuses the compile backend (a configuration error).
 VALIDATION_STATUS = 2
@@ -58,8 +58,13 @@ class RankFailure:
 
 
 def exit_status(exitcode: int) -> int:
-    """A rank's status as a shell shows it: 128+N for a signal N."""
+    """A process's status as a shell shows it: 128+N for a signal N (Python gives it as -N)."""
     return 128 - exitcode if exitcode < 0 else exitcode
+
+
+def stopped_by(signum: int, what: str) -> tuple[int, str]:
+    """A launcher stopped by signal N: status 128+N, and `stopped by SIGTERM; every rank was stopped`."""
+    return 128 + signum, f"stopped by {signal.Signals(signum).name}; every {what} was stopped"
 
 
 def tail_lines(path: Path, count: int = _TAIL_LINES) -> tuple[str, ...]:
@@ -76,10 +81,9 @@ def tail_lines(path: Path, count: int = _TAIL_LINES) -> tuple[str, ...]:
     return tuple(lines[-count:])
 
 
-def failure_from_engine(rank: int, exitcode: int, error_data: object, stderr_log: Path | None) -> RankFailure:
+def failure_from_engine(rank: int, exitcode: int, error_data: object, tail: tuple[str, ...]) -> RankFailure:
     """Build the account from what torch elastic reports for the first failure: the rank's error-file JSON
-    (empty when it left none) and its stderr log."""
-    tail = tail_lines(stderr_log) if stderr_log is not None else ()
+    (empty when it left none) and the last lines of its stderr."""
     cause = root_cause(error_data)
     message = cause.exception if cause is not None else ""
     return RankFailure(rank=rank, host=socket.gethostname(), exitcode=exitcode, message=message, output_tail=tail,

@@ -12,7 +12,8 @@ __all__ = [
     "SOURCE_VAR",
     "ACCELERATOR_VAR",
     "TORCHRUN_VARS",
-    "job_environment",
+    "backend_environment",
+    "node_environment",
     "omp_threads",
     "physical_cores",
 ]
@@ -31,15 +32,16 @@ TORCHRUN_VARS = (
 )
 
 
-def job_environment(
-    backend: ResolvedBackend,
-    accelerator: str,
-    nproc_per_node: int,
-    environ: Mapping[str, str],
-    physical_cores: int | None,
+def backend_environment(backend: ResolvedBackend) -> dict[str, str]:
+    """The resolved backend and its source: the same for every rank of every node."""
+    return {ENV_VAR: backend.name, SOURCE_VAR: backend.source}
+
+
+def node_environment(
+    accelerator: str, nproc_per_node: int, environ: Mapping[str, str], physical_cores: int | None
 ) -> dict[str, str]:
-    """The ACCEL_* variables, plus OMP_NUM_THREADS when it is unset and more than one rank shares the node."""
-    env = {ENV_VAR: backend.name, SOURCE_VAR: backend.source, ACCELERATOR_VAR: accelerator}
+    """This node's accelerator, plus OMP_NUM_THREADS when it is unset and more than one rank shares the node."""
+    env = {ACCELERATOR_VAR: accelerator}
     if "OMP_NUM_THREADS" not in environ and nproc_per_node > 1:
         env["OMP_NUM_THREADS"] = str(omp_threads(physical_cores, nproc_per_node))
     return env

@@ -2,25 +2,21 @@
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import signal
-import sys
 
 import psutil
+
+from launcher.prctl import PR_SET_CHILD_SUBREAPER, prctl
 
 __all__ = ["become_subreaper", "sweep_descendants"]
 
 logger = logging.getLogger(__name__)
-_PR_SET_CHILD_SUBREAPER = 36
 
 
 def become_subreaper() -> bool:
     """Make orphaned grandchildren of the ranks re-parent to this launcher, not to init, so the sweep finds them."""
-    if not sys.platform.startswith("linux"):
-        return False
-    libc = ctypes.CDLL(None, use_errno=True)
-    return libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    return prctl(PR_SET_CHILD_SUBREAPER, 1)
 
 
 def sweep_descendants(grace_seconds: float) -> list[int]:

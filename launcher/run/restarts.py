@@ -21,6 +21,6 @@ SHARE_STORE_VAR = "TORCH_DISABLE_SHARE_RDZV_TCP_STORE"
 def restart_environment(config: JobConfig, environ: Mapping[str, str]) -> dict[str, str]:
     """The variables the agent needs for restartable groups (a value the user set is kept)."""
     low, high = config.node_range
-    if (config.max_restarts > 0 or low != high) and SHARE_STORE_VAR not in environ:
+    if (config.settings.max_restarts > 0 or low != high) and SHARE_STORE_VAR not in environ:
         return {SHARE_STORE_VAR: "1"}
     return {}

@@ -12,25 +12,25 @@ import math
 import os
 import shutil
 import signal
-import sys
 import tempfile
 import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Iterator
 
 from launcher.prepare.config import JobConfig
 from launcher.prepare.engine_options import parse_std
 from launcher.run.exit_order import ExitOrder
-from launcher.run.failure import RankFailure, exit_status, failure_from_engine, tail_lines
+from launcher.run.failure import RankFailure, exit_status, failure_from_engine, stopped_by, tail_lines
 from launcher.run.first_failure import first_failure, lost_peer_note
 from launcher.run.grace import bounded_stops
 from launcher.run.leftovers import make_private_folder
-from launcher.prepare.plan import AGREEMENT_PREFIX, rank_command, rendezvous
+from launcher.run.rank_command import rank_command
 from launcher.run.rank_env import LAUNCHER_PID_VAR
 from launcher.run.rank_output import MARKER_TEMPLATE, prefix_template, rank_prefixes
 from launcher.run.reaper import become_subreaper, sweep_descendants
+from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, rendezvous
 from launcher.run.restarts import restart_environment
 
 __all__ = ["JobOutcome", "run_job", "silence_engine_logs", "TIMEOUT_STATUS"]
@@ -63,8 +63,9 @@ def run_job(config: JobConfig) -> JobOutcome:
 
     from launcher.run.rendezvous.backend_agreement import ArrivalsTimeoutError, BackendMismatchError
 
+    settings = config.settings
     gc.freeze()  # torch's import-time objects outlive the job: keep them out of every collection and the exit's
-    os.environ.update(config.job_env)
+    os.environ.update(config.rank_env)
     os.environ.update(restart_environment(config, os.environ))
     os.environ[LAUNCHER_PID_VAR] = str(os.getpid())
     become_subreaper()
@@ -73,17 +74,16 @@ def run_job(config: JobConfig) -> JobOutcome:
     order = ExitOrder()
     try:
         elastic = _elastic_config(config, log_root)
-        with (_deadline(config.timeout), bounded_stops(config.grace_period), order,
+        with (_deadline(settings.timeout), bounded_stops(settings.grace_period), order,
               _prefixes(elastic.log_line_prefix_template, config)):
             launch_agent(elastic, command[0], command[1:])
         return JobOutcome(0)
     except ChildFailedError as exc:
         return _failed(exc, log_root, order)
     except SignalException as exc:
-        name = signal.Signals(exc.sigval).name
-        return JobOutcome(128 + int(exc.sigval), f"stopped by {name}; every rank was stopped")
+        return JobOutcome(*stopped_by(int(exc.sigval), "rank"))
     except JobTimeout:
-        return JobOutcome(TIMEOUT_STATUS, f"the job ran past --timeout {config.timeout:g}s; every rank was stopped")
+        return JobOutcome(TIMEOUT_STATUS, f"the job ran past --timeout {settings.timeout:g}s; every rank was stopped")
     except BackendMismatchError as exc:
         return JobOutcome(2, str(exc))
     except ArrivalsTimeoutError as exc:
@@ -93,8 +93,8 @@ def run_job(config: JobConfig) -> JobOutcome:
         detail = str(exc) or type(exc).__name__
         return JobOutcome(1, f"rendezvous at {where} failed (a node is gone, or never came): {detail}")
     finally:
-        sweep_descendants(grace_seconds=config.grace_period)
-        if config.log_dir is None:
+        sweep_descendants(grace_seconds=settings.grace_period)
+        if settings.log_dir is None:
             shutil.rmtree(log_root, ignore_errors=True)
 
 
@@ -111,7 +111,7 @@ def _elastic_config(config: JobConfig, log_root: Path):
     from torch.distributed.elastic.multiprocessing import DefaultLogsSpecs
     from torch.distributed.launcher.api import LaunchConfig
 
-    engine = config.engine
+    engine = config.settings.engine
     low, high = config.node_range
     redirects, tee = _streams(config)
     rdzv_backend, endpoint, rdzv_configs = rendezvous(config)
@@ -131,9 +131,9 @@ def _elastic_config(config: JobConfig, log_root: Path):
         rdzv_backend=rdzv_backend,
         rdzv_endpoint=endpoint,
         rdzv_configs={**rdzv_configs, **engine.rdzv_conf},
-        max_restarts=config.max_restarts,
+        max_restarts=config.settings.max_restarts,
         monitor_interval=engine.monitor_interval,
-        local_addr=engine.local_addr or (config.master_addr if own_free_port else None),
+        local_addr=engine.local_addr or (config.settings.master_addr if own_free_port else None),
         logs_specs=DefaultLogsSpecs(log_dir=str(log_root), redirects=redirects, tee=tee,
                                     local_ranks_filter=set(engine.local_ranks_filter) or None),
         log_line_prefix_template=prefix_template(),
@@ -142,7 +142,7 @@ def _elastic_config(config: JobConfig, log_root: Path):
         duplicate_stdout_filters=list(engine.duplicate_stdout_filters) or None,
         duplicate_stderr_filters=list(engine.duplicate_stderr_filters) or None,
         virtual_local_rank=engine.virtual_local_rank,
-        shutdown_timeout=math.ceil(config.grace_period),
+        shutdown_timeout=math.ceil(config.settings.grace_period),
     )
 
 
@@ -152,12 +152,12 @@ def _streams(config: JobConfig) -> tuple[dict, dict]:
     the failure summary), stdout inherited, or teed too with --log-dir."""
     from torch.distributed.elastic.multiprocessing import Std
 
-    asked = {flag: parse_std(flag, text) for flag, text in (("--redirects", config.engine.redirects),
-                                                           ("--tee", config.engine.tee))}
+    engine = config.settings.engine
+    asked = {flag: parse_std(flag, text) for flag, text in (("--redirects", engine.redirects), ("--tee", engine.tee))}
     redirects, tee = {}, {}
     for rank in range(config.nproc_per_node):
         red, teed = (value if isinstance(value, int) else value.get(rank, 0) for value in asked.values())
-        ours = (Std.ALL if config.log_dir else Std.ERR) & ~Std(red | teed)
+        ours = (Std.ALL if config.settings.log_dir else Std.ERR) & ~Std(red | teed)
         redirects[rank], tee[rank] = Std(red), Std(teed) | ours
     return redirects, tee
 
@@ -174,20 +174,23 @@ def _prefixes(template: str | None, config: JobConfig) -> Iterator[None]:
 
 def _log_root(config: JobConfig) -> Path:
     """A private (0700) directory for the ranks' logs: made inside --log-dir, or in the temp dir."""
-    if config.log_dir:
-        os.makedirs(config.log_dir, exist_ok=True)
-        return Path(tempfile.mkdtemp(prefix="accel-launch-", dir=config.log_dir))
+    if config.settings.log_dir:
+        os.makedirs(config.settings.log_dir, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix="accel-launch-", dir=config.settings.log_dir))
     return make_private_folder()
 
 
 def _failed(exc, log_root: Path, order: ExitOrder) -> JobOutcome:
+    tails: dict[int, tuple[str, ...]] = {}
+
     def tail(failure) -> tuple[str, ...]:
-        log = _stderr_log(log_root, failure.local_rank)
-        return tail_lines(log) if log is not None else ()
+        if failure.local_rank not in tails:
+            log = _stderr_log(log_root, failure.local_rank)
+            tails[failure.local_rank] = tail_lines(log) if log is not None else ()
+        return tails[failure.local_rank]
 
     rank, failure = first_failure(exc.failures, order, tail)
-    stderr_log = _stderr_log(log_root, failure.local_rank)
-    account = failure_from_engine(rank, failure.exitcode, failure.error_file_data, stderr_log)
+    account = failure_from_engine(rank, failure.exitcode, failure.error_file_data, tail(failure))
     note = lost_peer_note(account.output_tail)
     message = account.summary() if note is None else f"{account.summary()}\n  {note}"
     return JobOutcome(exit_status(failure.exitcode), message, account)

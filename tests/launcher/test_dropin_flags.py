@@ -13,6 +13,8 @@ from click.testing import CliRunner, Result
 
 from accelerators.cuda import CUDAAccelerator
 from launcher.cli.command import accel_launch
+from launcher.prepare.config import JobConfig, RunSettings
+from launcher.prepare.engine_options import EngineOptions
 from tests.launcher.conftest import clean_environ
 
 
@@ -109,11 +111,30 @@ def test_a_refused_or_misused_peer_flag_is_one_line_with_exit_2(script: str, arg
     assert fragment in line
 
 
-def test_a_peer_flag_with_a_hostfile_that_the_nodes_would_not_get_is_refused(script: str, tmp_path: Path) -> None:
+def test_with_a_hostfile_every_option_reaches_the_nodes_in_the_job_they_are_given(script: str, tmp_path: Path) -> None:
     hostfile = tmp_path / "hosts"
     hostfile.write_text("node1 slots=2\nnode2 slots=2\n")
-    line = one_error_line(invoke(["--hostfile", str(hostfile), "--tee", "3", script]))
-    assert "--tee with --hostfile is not supported here: it is not passed on to the nodes" in line
+    flags = ["--hostfile", str(hostfile), "--launcher", "openmpi", "--tee", "3", "--role", "trainer",
+             "--bind_core_list", "0-1", "--max-restarts", "2", "--rdzv-timeout", "77", "--grace-period", "2",
+             "--timeout", "50", "--log-dir", str(tmp_path / "logs"), "-v", "--accelerator", "cpu",
+             "--compile-backend", "eager"]
+    rows = plan(flags, script)
+    sent = dict(value.partition("=")[::2] for value in rows["runner env 0"])
+    job = JobConfig.from_json(sent["ACCEL_NODE_JOB"])
+
+    assert job.settings == RunSettings(rdzv_timeout=77, max_restarts=2, grace_period=2.0, timeout=50.0,
+                                       log_dir=str(tmp_path / "logs"), bind_cores="0-1", verbose=True,
+                                       engine=EngineOptions(role="trainer", tee="3"))
+    assert (job.backend.name, job.backend.source, job.accelerator_choice) == ("eager", "--compile-backend", "cpu")
+    assert (job.nnodes, job.rdzv_endpoint, job.program.target) == ("2", "node1:29500", script)
+    assert job.node_env == {} and "ACCEL_COMPILE_BACKEND" not in sent
+
+
+def test_local_addr_with_a_hostfile_is_refused_in_one_line(script: str, tmp_path: Path) -> None:
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("node1 slots=2\nnode2 slots=2\n")
+    line = one_error_line(invoke(["--hostfile", str(hostfile), "--local-addr", "10.0.0.1", script]))
+    assert "--local-addr with --hostfile is not supported here: it names one node's address" in line
 
 
 @pytest.mark.parametrize(("args", "expected"), [

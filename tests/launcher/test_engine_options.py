@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from launcher.prepare.config import JobConfig, Program
+from launcher.prepare.config import JobConfig, Program, RunSettings
 from launcher.cli.dropin import HostFlags, translate
 from launcher.prepare.engine_options import EngineOptions, parse_rdzv_conf, parse_std
 from launcher.resolve.backend import ResolvedBackend
@@ -15,9 +15,9 @@ from launcher.run.spawn import _elastic_config, _streams
 BACKEND = ResolvedBackend("eager", "--compile-backend", "eager")
 
 
-def job(engine: EngineOptions, **fields: object) -> JobConfig:
+def job(engine: EngineOptions, **settings: object) -> JobConfig:
     return JobConfig(program=Program("script", "train.py"), backend=BACKEND, accelerator="cpu", nproc_per_node=2,
-                     engine=engine, **fields)
+                     settings=RunSettings(engine=engine, **settings))
 
 
 def test_every_engine_option_reaches_the_launch_config(tmp_path: Path) -> None:

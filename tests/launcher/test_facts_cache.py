@@ -137,9 +137,9 @@ def test_the_launcher_refuses_a_backend_without_importing_torch(cache_env, tmp_p
         """
         import sys
         from pathlib import Path
-        from launcher.prepare.config import Program
         from launcher.errors import BackendRefusedError
-        from launcher.prepare.job import LaunchOptions, prepare_job
+        from launcher.prepare.config import LaunchOptions, Program
+        from launcher.prepare.job import prepare_job
 
         options = LaunchOptions(program=Program("script", "train.py"), compile_backend="bogus", nproc_per_node="4")
         try:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from launcher.run.failure import failure_from_engine
+from launcher.run.failure import failure_from_engine, tail_lines
 from launcher.run.root_cause import RootCause, root_cause
 from tests.launcher.conftest import SCRIPTS, Launcher
 
@@ -40,7 +40,7 @@ def test_a_plain_message_error_file_is_its_own_root_cause() -> None:
 def test_the_summary_puts_the_root_cause_before_the_stderr_tail(tmp_path: Path) -> None:
     log = tmp_path / "stderr.log"
     log.write_text("ValueError: bad shard 7\n" + "".join(f"noise {i}\n" for i in range(30)))
-    summary = failure_from_engine(1, 1, RECORDED, log).summary().splitlines()
+    summary = failure_from_engine(1, 1, RECORDED, tail_lines(log)).summary().splitlines()
     assert summary[1:4] == ["  root cause (from its error file):", "    ValueError: bad shard 7",
                             '    raised at /job/data.py:17 in load_shard: raise ValueError("bad shard 7")']
     assert summary[4] == "  last lines of its stderr:" and summary[-1] == "    noise 29"
@@ -49,7 +49,7 @@ def test_the_summary_puts_the_root_cause_before_the_stderr_tail(tmp_path: Path) 
 def test_without_an_error_file_the_summary_is_the_stderr_tail_alone(tmp_path: Path) -> None:
     log = tmp_path / "stderr.log"
     log.write_text("boom\n")
-    summary = failure_from_engine(0, 3, {}, log).summary().splitlines()
+    summary = failure_from_engine(0, 3, {}, tail_lines(log)).summary().splitlines()
     assert summary[1:] == ["  last lines of its stderr:", "    boom"]
 
 

@@ -1,8 +1,8 @@
 """Commands that start one node launcher per selected node through ssh, pdsh, OpenMPI or Slurm.
 
 Each builder returns `LaunchCommand`s: an argument list to run locally (never a shell string) and the
-variables to add to that local process's environment. `node_argv(node_rank, node)` is the accel-launch
-command a node runs; ssh asks for each node's own, the others ask once with `(None, None)` and start that
+variables to add to that local process's environment. `node_argv(node)` is the node launcher
+command a node runs; ssh asks for each node's own, the others ask once with `None` and start that
 same command everywhere, each node then finding itself with `node_identity` (from `ACCEL_NODE_HOST`,
 `SLURM_PROCID` or `OMPI_COMM_WORLD_RANK`) and its devices in the node table (`ACCEL_NODE_HOSTS`,
 `ACCEL_NODE_DEVICES`), which every node receives along with `env`.
@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from launcher.multinode.node.table import RANK_VAR, node_table_env
 from launcher.multinode.head.remote_shell import pdsh_shell_command, shell_command
 from launcher.multinode.head.selection import NodeSpec
+from launcher.multinode.node.table import RANK_VAR, node_table_env
 
 __all__ = ["LaunchCommand", "NodeArgv", "ssh_commands", "pdsh_command", "openmpi_command", "slurm_command"]
 
-NodeArgv = Callable[[int | None, NodeSpec | None], list[str]]
+NodeArgv = Callable[[NodeSpec | None], list[str]]
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ def ssh_commands(
     commands = []
     for rank, node in enumerate(nodes):
         node_env = {**env, **table, RANK_VAR: str(rank)}
-        remote = shell_command(cwd, node_env, node_argv(rank, node))
+        remote = shell_command(cwd, node_env, node_argv(node))
         commands.append(LaunchCommand((*base, node.host, remote), host=node.host))
     return tuple(commands)
 
@@ -58,7 +58,7 @@ def pdsh_command(
     nodes: Sequence[NodeSpec], node_argv: NodeArgv, env: Mapping[str, str], cwd: str
 ) -> tuple[LaunchCommand, ...]:
     """One `pdsh` over ssh for all nodes; `-S` makes its exit status the worst node's."""
-    remote = pdsh_shell_command(cwd, {**env, **node_table_env(nodes)}, node_argv(None, None))
+    remote = pdsh_shell_command(cwd, {**env, **node_table_env(nodes)}, node_argv(None))
     argv = ("pdsh", "-S", "-f", "1024", "-w", ",".join(node.host for node in nodes), remote)
     return (LaunchCommand(argv, {"PDSH_RCMD_TYPE": "ssh"}),)
 
@@ -75,7 +75,7 @@ def openmpi_command(
     argv = ["mpirun", "-n", str(len(nodes)), "--host", ",".join(f"{node.host}:1" for node in nodes)]
     argv += ["--map-by", "ppr:1:node", "--bind-to", "none", "--wdir", cwd]
     argv += [word for name in node_env for word in ("-x", name)]
-    argv += [*launcher_args, *node_argv(None, None)]
+    argv += [*launcher_args, *node_argv(None)]
     return (LaunchCommand(tuple(argv), node_env),)
 
 
@@ -91,5 +91,5 @@ def slurm_command(
     count = str(len(nodes))
     argv = ["srun", "--nodes", count, "--ntasks", count, "--ntasks-per-node", "1"]
     argv += ["--nodelist", ",".join(node.host for node in nodes), "--chdir", cwd, "--kill-on-bad-exit=1"]
-    argv += [f"--export={','.join(['ALL', *node_env])}", *launcher_args, *node_argv(None, None)]
+    argv += [f"--export={','.join(['ALL', *node_env])}", *launcher_args, *node_argv(None)]
     return (LaunchCommand(tuple(argv), node_env),)

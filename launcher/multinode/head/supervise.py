@@ -9,6 +9,7 @@ import time
 from collections.abc import Sequence
 
 from launcher.multinode.head.runners import LaunchCommand
+from launcher.run.failure import exit_status, stopped_by
 
 __all__ = ["supervise"]
 
@@ -38,8 +39,7 @@ def supervise(commands: Sequence[LaunchCommand], grace_seconds: float) -> tuple[
 def _wait(commands, processes, received, grace_seconds) -> tuple[int, str | None]:
     while True:
         if received:
-            name = signal.Signals(received[0]).name
-            return 128 + received[0], f"stopped by {name}; every node was stopped"
+            return stopped_by(received[0], "node")
         running = False
         for command, process in zip(commands, processes):
             status = process.poll()
@@ -47,7 +47,7 @@ def _wait(commands, processes, received, grace_seconds) -> tuple[int, str | None
                 running = True
             elif status != 0:
                 hosts = command.host or "every node"
-                shown = 128 - status if status < 0 else status
+                shown = exit_status(status)
                 return shown, f"the node launcher on {hosts} exited with status {shown}; every other node was stopped"
         if not running:
             return 0, None

@@ -21,9 +21,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from launcher.multinode.errors import NodeIdentityError
-from launcher.multinode.node.table import HOST_VAR, HOSTS_VAR, RANK_VAR, parse_node_table
 from launcher.multinode.head.selection import NodeSpec
 from launcher.multinode.node.slurm_nodelist import expand_nodelist
+from launcher.multinode.node.table import HOST_VAR, HOSTS_VAR, RANK_VAR, parse_node_table
 
 __all__ = ["NodeIdentity", "node_identity"]
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from launcher.prepare.config import JobConfig, Program
-from launcher.prepare.job import LaunchOptions, prepare_job
+from launcher.prepare.config import JobConfig, LaunchOptions, Program, RunSettings
+from launcher.prepare.job import prepare_job
 from launcher.multinode.node.addresses import GLOO_IFNAME_VAR, Placement, place_node
-from launcher.prepare.plan import rendezvous
+from launcher.run.rendezvous.choice import rendezvous
 from launcher.resolve.backend import ResolvedBackend
 
 
@@ -50,6 +50,6 @@ def test_under_slurm_the_nodes_meet_at_the_first_node_under_the_job_id_and_maste
     (tmp_path / "train.py").write_text("")
     environ = {"SLURM_PROCID": "1", "SLURM_NTASKS": "2", "SLURM_JOB_NODELIST": "gpu[1-2]", "SLURM_JOB_ID": "7",
                "SLURM_STEP_ID": "0", "SLURMD_NODENAME": "gpu2", "ACCEL_ACCELERATOR": "cpu"}
-    config = prepare_job(LaunchOptions(Program("script", "train.py"), master_port=1234), environ, tmp_path).config
+    config = prepare_job(LaunchOptions(Program("script", "train.py"), RunSettings(master_port=1234)), environ, tmp_path).config
     assert (config.rdzv_endpoint, config.rdzv_id) == ("gpu1:1234", "slurm-7.0")
     assert (config.node_addr, config.hosts_store) == ("gpu2", False)

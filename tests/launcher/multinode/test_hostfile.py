@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from launcher.errors import LaunchError
 from launcher.multinode.errors import HostfileError
 from launcher.multinode.head.hostfile import HostSlots, parse_hostfile, parse_hostfile_text
 
@@ -74,10 +75,10 @@ def test_a_file_that_is_not_utf8_is_an_error(tmp_path) -> None:
         parse_hostfile(path)
 
 
-def test_the_error_is_a_value_error_with_exit_status_2() -> None:
+def test_the_error_is_a_value_error_and_a_launch_error_which_the_command_line_ends_with_status_2() -> None:
     with pytest.raises(ValueError) as caught:
         parse_hostfile_text("a\n")
-    assert caught.value.exit_code == 2
+    assert isinstance(caught.value, LaunchError)
 
 
 @given(st.text())

@@ -12,10 +12,10 @@ ENV = {"ACCEL_COMPILE_BACKEND": "eager", "NCCL_DEBUG": "INFO"}
 TABLE = {"ACCEL_NODE_HOSTS": "h1,h2", "ACCEL_NODE_DEVICES": "0,1,2;1"}
 
 
-def node_argv(rank: int | None, node: NodeSpec | None) -> list[str]:
+def node_argv(node: NodeSpec | None) -> list[str]:
     if node is None:
         return ["accel-launch", "--nnodes", "2", "train.py", "--msg", "a b"]
-    return ["accel-launch", "--node-rank", str(rank), "--nproc-per-node", str(node.nproc), "train.py"]
+    return ["accel-launch", "--host", node.host, "--nproc-per-node", str(node.nproc), "train.py"]
 
 
 def test_ssh_starts_one_command_per_node_with_its_own_rank_and_argv() -> None:
@@ -30,7 +30,7 @@ def test_ssh_starts_one_command_per_node_with_its_own_rank_and_argv() -> None:
     assert shlex.split(cd) == ["cd", "/work dir"]
     assert shlex.split(rest) == [
         "env", "ACCEL_COMPILE_BACKEND=eager", "NCCL_DEBUG=INFO", *(f"{k}={v}" for k, v in TABLE.items()),
-        "ACCEL_NODE_RANK=0", "accel-launch", "--node-rank", "0", "--nproc-per-node", "3", "train.py",
+        "ACCEL_NODE_RANK=0", "accel-launch", "--host", "h1", "--nproc-per-node", "3", "train.py",
     ]
     assert "ACCEL_NODE_RANK=1" in shlex.split(commands[1].argv[-1]) and commands[0].env == {}
 

@@ -1,0 +1,35 @@
+"""The job a node launcher gets from the head of a hostfile launch: one JobConfig as JSON, in one variable.
+
+The head prepares the job once (options, env file, ds_config, backend); every node gets it whole, so no
+option can be left behind and no node resolves anything again. The node only places it on itself.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+
+from launcher.multinode.errors import NodeIdentityError
+from launcher.prepare.config import JobConfig
+
+__all__ = ["NODE_JOB_VAR", "STOP_ON_STDIN_EOF", "node_launcher_argv", "read_node_job"]
+
+NODE_JOB_VAR = "ACCEL_NODE_JOB"
+STOP_ON_STDIN_EOF = "--stop-on-stdin-eof"
+
+
+def node_launcher_argv(stop_on_stdin_eof: bool) -> list[str]:
+    """The command a node runs; with ssh it stops its ranks when the head's ssh client goes away."""
+    return [sys.executable, "-m", "launcher.multinode.node", *([STOP_ON_STDIN_EOF] if stop_on_stdin_eof else [])]
+
+
+def read_node_job(environ: Mapping[str, str]) -> JobConfig:
+    """The job in NODE_JOB_VAR; NodeIdentityError when it is missing or is not what a head writes."""
+    text = environ.get(NODE_JOB_VAR)
+    if text is None:
+        raise NodeIdentityError(NODE_JOB_VAR, "", "not set: node launchers are started by accel-launch --hostfile")
+    try:
+        return JobConfig.from_json(text)
+    except (ValueError, TypeError, KeyError, AttributeError, StopIteration, RecursionError):
+        shown = text if len(text) <= 40 else text[:37] + "..."
+        raise NodeIdentityError(NODE_JOB_VAR, shown, "not a job written by accel-launch --hostfile") from None

@@ -1,0 +1,42 @@
+"""Which rendezvous the engine uses for a job: its backend, endpoint and options.
+
+With more than one node the backend is one of our handlers (`accel-c10d`, `accel-static`, in
+`backend_agreement`): the engine's own, plus a check that every node resolved one compile backend. They
+are named here, torch-free, so that the plan can show them without importing torch.
+"""
+
+from __future__ import annotations
+
+import socket
+
+from launcher.prepare.config import JobConfig
+
+__all__ = ["rendezvous", "AGREEMENT_PREFIX", "DEFAULT_MASTER_PORT"]
+
+AGREEMENT_PREFIX = "accel-"
+DEFAULT_MASTER_PORT = 29500
+
+
+def rendezvous(config: JobConfig) -> tuple[str, str, dict[str, object]]:
+    """The engine's rendezvous: the given endpoint; else static at master address and port when a port is
+    given (or static is asked for); else c10d on port 0 of this one node, which picks a free port itself."""
+    settings = config.settings
+    timeouts: dict[str, object] = {"timeout": settings.rdzv_timeout, "join_timeout": settings.rdzv_timeout}
+    if config.rdzv_endpoint:
+        backend, endpoint = settings.rdzv_backend, config.rdzv_endpoint
+    elif settings.master_port is not None or settings.rdzv_backend == "static":
+        backend, endpoint = "static", f"{settings.master_addr}:{settings.master_port or DEFAULT_MASTER_PORT}"
+    else:
+        backend, endpoint = settings.rdzv_backend, f"{settings.master_addr}:0"
+    options = {"rank": config.node_rank, **timeouts} if backend == "static" else timeouts
+    if config.node_range[1] > 1:
+        backend = AGREEMENT_PREFIX + backend
+        options = {**options, "accel_backend": config.backend.name, "accel_backend_source": config.backend.source,
+                   "accel_host": socket.gethostname(), **_store_side(config)}
+    return backend, endpoint, options
+
+
+def _store_side(config: JobConfig) -> dict[str, object]:
+    """Which node hosts the store and how the others reach this one, where known (torch guesses otherwise)."""
+    side: dict[str, object] = {} if config.node_addr is None else {"accel_node_addr": config.node_addr}
+    return side if config.hosts_store is None else {**side, "is_host": config.hosts_store}
