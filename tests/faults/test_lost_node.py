@@ -1,7 +1,7 @@
 """Two nodes on loopback: one node's launcher SIGKILLed mid-collective, and a node that joins late.
 
 Node 0 starts first, so that it hosts the rendezvous store; node 1's launcher is the one killed.
-(A node that never comes: tests/launcher/engines/test_engines.py::
+(A node that never comes: tests/multinode/engines/test_engines.py::
 test_a_rendezvous_peer_that_never_comes_gives_up_after_the_timeout.)
 """
 

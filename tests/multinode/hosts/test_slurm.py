@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.launcher.conftest import SCRIPTS, clean_environ
-from tests.launcher.multinode.hosts import Cluster
-from tests.launcher.multinode.slurm_cluster import Slurm
+from tests.launches import SCRIPTS, clean_environ
+from tests.multinode.hosts.hosts import Cluster
+from tests.multinode.hosts.slurm_cluster import Slurm
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "slurm_job.sbatch"
 

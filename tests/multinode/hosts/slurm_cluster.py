@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.launcher.multinode.hosts import Cluster
+from tests.multinode.hosts.hosts import Cluster
 
 PROGRAMS = ("munged", "slurmctld", "slurmd", "srun", "sbatch", "squeue", "scancel", "sinfo")
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.launcher.conftest import Launcher
+from tests.launches import Launcher
 
 # The user's script imports its own module and records what it got.
 USER_SCRIPT = """

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.launcher.conftest import RECORD_RANK, SCRIPTS, Launcher
+from tests.launches import RECORD_RANK, SCRIPTS, Launcher
 
 
 @pytest.mark.timeout(90)

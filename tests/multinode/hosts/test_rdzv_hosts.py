@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.launcher.conftest import SCRIPTS, clean_environ
-from tests.launcher.multinode.hosts import Cluster, Host
+from tests.launches import SCRIPTS, clean_environ
+from tests.multinode.hosts.hosts import Cluster, Host
 
 ALLREDUCE = SCRIPTS / "allreduce_rank.py"
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.launcher.conftest import SCRIPTS, clean_environ
-from tests.launcher.multinode.hosts import Cluster
+from tests.launches import SCRIPTS, clean_environ
+from tests.multinode.hosts.hosts import Cluster
 
 ALLREDUCE = SCRIPTS / "allreduce_rank.py"
 

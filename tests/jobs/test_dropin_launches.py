@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.launcher.conftest import SCRIPTS, Launcher
+from tests.launches import SCRIPTS, Launcher
 
 DUMP = str(SCRIPTS / "dump_env.py")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.launcher.conftest import SCRIPTS, Launcher, clean_environ
+from tests.launches import SCRIPTS, Launcher, clean_environ
 
 DS_RANK = SCRIPTS / "ds_rank.py"
 DS_CONFIG = {"train_micro_batch_size_per_gpu": 4, "optimizer": {"type": "SGD", "params": {"lr": 0.1}}}

@@ -12,7 +12,7 @@ import pytest
 
 from launcher.prepare.cpu_binding import CPU_BINDING_VAR, apply_cpu_binding, binding_env, parse_core_list, split_cores
 from launcher.errors import UsageError
-from tests.launcher.conftest import SCRIPTS, Launcher
+from tests.launches import SCRIPTS, Launcher
 
 REPO = Path(__file__).resolve().parents[2]
 

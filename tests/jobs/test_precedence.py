@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.launcher.conftest import RECORD_RANK, Launcher
+from tests.launches import RECORD_RANK, Launcher
 
 # One distinct, valid backend per input, so the winner is visible in what the rank received.
 FLAG, ENV, DOTENV, DS = "eager", "aot_eager", "aot_eager_decomp_partition", "aot_eager_default_partitioner"

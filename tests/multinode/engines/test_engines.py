@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.launcher.conftest import SCRIPTS, Launcher, Launch, clean_environ
-from tests.launcher.engines.conftest import Sshd, free_port
+from tests.launches import SCRIPTS, Launcher, Launch, clean_environ
+from tests.multinode.engines.conftest import Sshd, free_port
 
 ALLREDUCE = SCRIPTS / "allreduce_rank.py"
 TRICKY_ARGS = ["two words", "it's \"quoted\"", "$HOME", "a;b && c", "back\\slash", "50%"]

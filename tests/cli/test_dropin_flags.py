@@ -13,7 +13,7 @@ from click.testing import CliRunner, Result
 
 from accelerators.cuda import CUDAAccelerator
 from launcher.cli.command import accel_launch
-from tests.launcher.conftest import clean_environ
+from tests.launches import clean_environ
 
 
 @pytest.fixture

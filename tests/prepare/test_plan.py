@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.launcher.conftest import RECORD_RANK, Launcher
+from tests.launches import RECORD_RANK, Launcher
 
 
 @pytest.mark.timeout(90)

@@ -13,7 +13,7 @@ import pytest
 
 from accelerators.torch_build import torch_build
 from launcher.resolve import node_facts_cache as facts_cache
-from tests.launcher.conftest import clean_environ
+from tests.launches import clean_environ
 
 # A user script that says whether dynamo was imported before it started, then compiles and reports the backend.
 PROBE = """

@@ -18,7 +18,7 @@ import psutil
 import pytest
 
 from launcher.run.rank_env import omp_threads
-from tests.launcher.conftest import SCRIPTS, clean_environ
+from tests.launches import SCRIPTS, clean_environ
 
 DUMP = SCRIPTS / "dump_env.py"
 TORCHRUN = Path(sys.executable).with_name("torchrun")

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.launcher.multinode.hosts import (
+from tests.multinode.hosts.hosts import (
     Cluster,
     make_cluster,
     namespaces_possible,
@@ -17,7 +17,7 @@ from tests.launcher.multinode.hosts import (
     remove_cluster,
     sweep_stale,
 )
-from tests.launcher.multinode.slurm_cluster import Slurm, slurm_missing, start_slurm
+from tests.multinode.hosts.slurm_cluster import Slurm, slurm_missing, start_slurm
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ import pytest
 
 from launcher.run.failure import failure_from_engine
 from launcher.run.root_cause import RootCause, root_cause
-from tests.launcher.conftest import SCRIPTS, Launcher
+from tests.launches import SCRIPTS, Launcher
 
 CALLSTACK = (
     "Traceback (most recent call last):\n"

@@ -1,0 +1,42 @@
+"""Real `accel-launch` runs for the tests: the Launch they return, the clean environment they start from, and
+the scripts their ranks run. The `launch` fixture (tests/conftest.py) makes them."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+SCRIPTS = Path(__file__).resolve().parent / "scripts"
+RECORD_RANK = SCRIPTS / "record_rank.py"
+ACCEL_LAUNCH = str(Path(sys.executable).with_name("accel-launch"))
+
+
+@dataclass
+class Launch:
+    """A finished launch: its status, output, and the records its ranks wrote."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    record_dir: Path
+
+    def records(self) -> dict[int, dict]:
+        """Rank -> what that rank recorded (empty when no rank started)."""
+        found = {}
+        for path in self.record_dir.glob("rank-*.json"):
+            found[int(path.stem.split("-")[1])] = json.loads(path.read_text())
+        return found
+
+
+Launcher = Callable[..., Launch]
+
+
+def clean_environ(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The test process's environment without any ACCEL_* setting of the developer's, plus `extra`."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("ACCEL_")}
+    env.update(extra or {})
+    return env
