@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.launches import ACCEL_LAUNCH, Launch, Launcher, clean_environ
+from tests.launches import ACCEL_LAUNCH, CliRun, CliRunnerFn, Launch, Launcher, clean_environ
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -41,5 +41,33 @@ def launch(tmp_path: Path) -> Launcher:
         done = subprocess.run([*program, *args], cwd=work, env=environ,
                               capture_output=True, text=True, timeout=timeout)
         return Launch(done.returncode, done.stdout, done.stderr, record_dir)
+
+    return run
+
+
+@pytest.fixture
+def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunnerFn:
+    """Run the `accel-launch` click command in this process (CliRunner), in `tmp_path`, with no ACCEL_* setting
+    of the developer's: for `--dry-run` and the errors that end a launch before it starts (a real run ends in
+    os._exit, which would end the test process)."""
+    from click.testing import CliRunner
+
+    from launcher.cli.command import accel_launch
+
+    monkeypatch.chdir(tmp_path)
+
+    def started_a_job(status: int) -> None:
+        raise AssertionError(f"the in-process command ran a job (status {status}): give --dry-run or a bad input")
+
+    # A launch that is not refused ends in os._exit, which would end pytest itself, perhaps with status 0.
+    monkeypatch.setattr(os, "_exit", started_a_job)
+
+    def run(args: Sequence[str], env: Mapping[str, str] | None = None) -> CliRun:
+        unset: dict[str, str | None] = {key: None for key in os.environ if key.startswith("ACCEL_")}
+        result = CliRunner().invoke(accel_launch, list(args), env={**unset, **(env or {})},
+                                    prog_name="accel-launch")
+        if result.exception is not None and not isinstance(result.exception, SystemExit):
+            raise result.exception
+        return CliRun(result.exit_code, result.stdout, result.stderr)
 
     return run

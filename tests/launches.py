@@ -40,3 +40,34 @@ def clean_environ(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if not key.startswith("ACCEL_")}
     env.update(extra or {})
     return env
+
+
+@dataclass
+class CliRun:
+    """An in-process `accel-launch` run (click's CliRunner): its status, output, and the plan's rows."""
+
+    status: int
+    stdout: str
+    stderr: str
+
+    def plan(self) -> list[tuple[str, str]]:
+        """The `--dry-run` table as (label, value) rows, in order (labels such as `environment` repeat)."""
+        rows = []
+        for line in self.stdout.splitlines()[1:]:
+            label, sep, value = line.strip().partition(" : ")
+            if sep:
+                rows.append((label.strip(), value))
+        return rows
+
+    def row(self, label: str) -> str:
+        """The value of the one row with this label."""
+        values = [value for found, value in self.plan() if found == label]
+        assert len(values) == 1, (label, self.stdout)
+        return values[0]
+
+    def environment(self) -> dict[str, str]:
+        """The plan's `environment` rows: what the launcher adds to every rank's environment."""
+        return dict(value.split("=", 1) for label, value in self.plan() if label == "environment")
+
+
+CliRunnerFn = Callable[..., CliRun]

@@ -114,5 +114,6 @@ def test_import_path_backend_that_raises_in_the_ranks_stops_every_rank_with_one_
     assert len(summary) == 1, finished.stderr
     assert "refused the compile backend" in summary[0]
     assert "faults_broken_backend" in summary[0] and "broken on purpose" in summary[0]
+    assert "RuntimeError" in summary[0]
     assert job.started_ranks() == {}
     assert wait_gone(job.marker, timeout=5) == []
