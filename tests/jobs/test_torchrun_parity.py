@@ -18,7 +18,7 @@ import psutil
 import pytest
 
 from launcher.run.rank_env import omp_threads
-from tests.launches import SCRIPTS, clean_environ
+from tests.launches import SCRIPTS, CliRunnerFn, clean_environ
 
 DUMP = SCRIPTS / "dump_env.py"
 TORCHRUN = Path(sys.executable).with_name("torchrun")
@@ -78,7 +78,9 @@ def test_a_two_rank_job_gets_torchruns_whole_contract_variable_by_variable(tmp_p
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("nnodes", ["1", "1:2"])
 def test_standalone_gets_torchruns_contract_with_a_fresh_run_id_and_free_port(tmp_path: Path, nnodes: str) -> None:
-    theirs, ours, added = _contract(tmp_path, ["--standalone", "--nnodes", nnodes, "--nproc-per-node", "2"])
+    # With a node range torch's rendezvous waits its last call for more nodes (30 s by default), both launchers.
+    last_call = ["--rdzv-conf", "last_call_timeout=1"] if ":" in nnodes else []
+    theirs, ours, added = _contract(tmp_path, ["--standalone", "--nnodes", nnodes, "--nproc-per-node", "2", *last_call])
     for rank in (0, 1):
         _assert_same(theirs[rank], ours[rank], added, shaped={"MASTER_PORT", "TORCHELASTIC_RUN_ID"})
         assert int(ours[rank]["MASTER_PORT"]) > 0
@@ -87,11 +89,10 @@ def test_standalone_gets_torchruns_contract_with_a_fresh_run_id_and_free_port(tm
     assert ours[0]["WORLD_SIZE"] == "2" and ours[0]["MASTER_ADDR"] == socket.getfqdn()
 
 
-@pytest.mark.timeout(120)
-def test_the_dry_run_shows_the_master_addr_and_role_the_ranks_get(tmp_path: Path) -> None:
-    plain = subprocess.run([sys.executable, "-m", "launcher", "--dry-run", str(DUMP)], capture_output=True,
-                           text=True, env=clean_environ(), check=True).stdout
-    alone = subprocess.run([sys.executable, "-m", "launcher", "--dry-run", "--standalone", "--role", "trainer",
-                            str(DUMP)], capture_output=True, text=True, env=clean_environ(), check=True).stdout
-    assert "MASTER_ADDR=127.0.0.1 " in plain and "ROLE_NAME=default" in plain
-    assert f"MASTER_ADDR={socket.getfqdn()} " in alone and "ROLE_NAME=trainer" in alone
+def test_the_dry_run_shows_the_master_addr_and_role_the_ranks_get(cli: CliRunnerFn) -> None:
+    plain = cli(["--dry-run", str(DUMP)])
+    alone = cli(["--dry-run", "--standalone", "--role", "trainer", str(DUMP)])
+    assert plain.status == alone.status == 0, plain.stderr + alone.stderr
+    assert "MASTER_ADDR=127.0.0.1 " in plain.row("rank env 0") and "ROLE_NAME=default" in plain.row("rank env 0")
+    assert f"MASTER_ADDR={socket.getfqdn()} " in alone.row("rank env 0")
+    assert "ROLE_NAME=trainer" in alone.row("rank env 0")

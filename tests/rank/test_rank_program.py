@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.launches import RECORD_RANK, SCRIPTS, Launcher
+from tests.launches import RECORD_RANK, SCRIPTS, CliRunnerFn, Launcher
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -48,8 +48,12 @@ def test_no_python_validates_then_execs_the_program(launch: Launcher, tmp_path: 
     result = launch(["--no-python", "sh", "-c", f'echo "$ACCEL_COMPILE_BACKEND $RANK" > {marker}'])
     assert result.returncode == 0, result.stderr
     assert marker.read_text().strip() == "inductor 0"
-    refused = launch(["--compile-backend", "nope", "--no-python", "sh", "-c", f"touch {tmp_path / 'never'}"])
-    assert refused.returncode == 2 and not (tmp_path / "never").exists()
+
+
+def test_no_python_is_validated_before_the_program_could_run(cli: CliRunnerFn, tmp_path: Path) -> None:
+    refused = cli(["--compile-backend", "nope", "--no-python", "sh", "-c", f"touch {tmp_path / 'never'}"])
+    assert refused.status == 2 and "'nope' (from --compile-backend)" in refused.stderr
+    assert not (tmp_path / "never").exists()
 
 
 @pytest.mark.timeout(300)
@@ -64,12 +68,11 @@ def test_the_example_trains_on_two_ranks_with_inductor(launch: Launcher) -> None
     assert len(losses) == 2 and losses[1] < losses[0]
 
 
-@pytest.mark.timeout(120)
-def test_the_example_reads_its_backend_from_the_ds_config_it_is_given(launch: Launcher) -> None:
-    result = launch(["--dry-run", str(REPO / "examples/train.py"), "--deepspeed_config",
-                     str(REPO / "examples/ds_config.json")])
-    assert result.returncode == 0, result.stderr
-    assert f"aot_eager (from ds_config {REPO / 'examples/ds_config.json'})" in result.stdout
+def test_the_example_reads_its_backend_from_the_ds_config_it_is_given(cli: CliRunnerFn) -> None:
+    result = cli(["--dry-run", str(REPO / "examples/train.py"), "--deepspeed_config",
+                  str(REPO / "examples/ds_config.json")])
+    assert result.status == 0, result.stderr
+    assert result.row("compile backend") == f"aot_eager (from ds_config {REPO / 'examples/ds_config.json'})"
 
 
 def test_the_bootstrap_does_not_import_click() -> None:
