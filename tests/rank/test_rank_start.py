@@ -123,13 +123,11 @@ def test_ranks_of_a_node_without_facts_walk_the_registry_once_between_them(probe
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("shape", ["deeply nested lists", "an empty backend list"])
-def test_a_cache_file_of_the_wrong_shape_is_rebuilt_not_trusted(probe, tmp_path, shape: str) -> None:
+def test_a_cache_file_of_the_wrong_shape_is_rebuilt_not_trusted(probe, tmp_path) -> None:
+    # Hostile nesting, read by a real rank; every other wrong shape (an empty list, another key, bad JSON) is
+    # refused by the same reader: tests/resolve/test_node_facts_cache.py.
     path = plant_cache(tmp_path, ["eager"])
-    if shape == "deeply nested lists":
-        path.write_text("[" * 100_000 + "]" * 100_000)
-    else:
-        path.write_text(json.dumps({**json.loads(path.read_text()), "supported_backends": []}))
+    path.write_text("[" * 100_000 + "]" * 100_000)
     done = run_bootstrap(probe, tmp_path, "inductor")
     assert done.returncode == 0, done.stderr
     assert "inductor" in json.loads(path.read_text())["supported_backends"]

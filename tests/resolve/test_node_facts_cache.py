@@ -91,6 +91,17 @@ def test_a_corrupt_cache_file_is_ignored_and_rebuilt(cache_env, walks):
     assert json.loads(path.read_text())["supported_backends"] == list(expected.supported_backends)
 
 
+@pytest.mark.parametrize("backends", ["[]", "[[[]]]", '"inductor"', '[1, 2]', "null"])
+def test_a_cache_file_of_the_right_key_but_another_shape_is_ignored_and_rebuilt(cache_env, walks, backends):
+    expected = accelerator_facts(cache_env)
+    [path] = cache_files(cache_env)
+    key = json.loads(path.read_text())["key"]
+    path.write_text(f'{{"key": {json.dumps(key)}, "supported_backends": {backends}}}')
+    assert accelerator_facts(cache_env) == expected
+    assert len(walks) == 2
+    assert json.loads(path.read_text())["supported_backends"] == list(expected.supported_backends)
+
+
 def test_a_cache_file_for_another_key_is_not_used(cache_env, walks):
     facts = accelerator_facts(cache_env)
     [path] = cache_files(cache_env)
