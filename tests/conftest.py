@@ -1,11 +1,17 @@
-"""Session-wide: every launch the tests make keeps its backend cache in a temp dir, not in ~/.cache."""
+"""Session-wide: every launch the tests make keeps its backend cache in a temp dir, not in ~/.cache; and the
+`launch` fixture that runs the real `accel-launch` in a subprocess for any test folder."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 
 import pytest
+
+from tests.launches import ACCEL_LAUNCH, CliRun, CliRunnerFn, Launch, Launcher, clean_environ
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -18,3 +24,50 @@ def private_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Non
         os.environ.pop("XDG_CACHE_HOME", None)
     else:
         os.environ["XDG_CACHE_HOME"] = previous
+
+
+@pytest.fixture
+def launch(tmp_path: Path) -> Launcher:
+    """Run `python -m launcher ARGS` (or the `accel-launch` console script, which a user types) in `cwd`
+    (default: a fresh temp dir) and return the Launch."""
+
+    def run(args: Sequence[str], env: Mapping[str, str] | None = None, cwd: Path | None = None,
+            timeout: float = 90, console_script: bool = False) -> Launch:
+        record_dir = tmp_path / "records"
+        record_dir.mkdir(exist_ok=True)
+        environ = clean_environ({"RECORD_DIR": str(record_dir), **(env or {})})
+        work = cwd or tmp_path
+        program = [ACCEL_LAUNCH] if console_script else [sys.executable, "-m", "launcher"]
+        done = subprocess.run([*program, *args], cwd=work, env=environ,
+                              capture_output=True, text=True, timeout=timeout)
+        return Launch(done.returncode, done.stdout, done.stderr, record_dir)
+
+    return run
+
+
+@pytest.fixture
+def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunnerFn:
+    """Run the `accel-launch` click command in this process (CliRunner), in `tmp_path`, with no ACCEL_* setting
+    of the developer's: for `--dry-run` and the errors that end a launch before it starts (a real run ends in
+    os._exit, which would end the test process)."""
+    from click.testing import CliRunner
+
+    from launcher.cli.command import accel_launch
+
+    monkeypatch.chdir(tmp_path)
+
+    def started_a_job(status: int) -> None:
+        raise AssertionError(f"the in-process command ran a job (status {status}): give --dry-run or a bad input")
+
+    # A launch that is not refused ends in os._exit, which would end pytest itself, perhaps with status 0.
+    monkeypatch.setattr(os, "_exit", started_a_job)
+
+    def run(args: Sequence[str], env: Mapping[str, str] | None = None) -> CliRun:
+        unset: dict[str, str | None] = {key: None for key in os.environ if key.startswith("ACCEL_")}
+        result = CliRunner().invoke(accel_launch, list(args), env={**unset, **(env or {})},
+                                    prog_name="accel-launch")
+        if result.exception is not None and not isinstance(result.exception, SystemExit):
+            raise result.exception
+        return CliRun(result.exit_code, result.stdout, result.stderr)
+
+    return run

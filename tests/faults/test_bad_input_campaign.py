@@ -2,14 +2,19 @@
 
 Exit status 2, one line, no traceback, no rank started, nothing left in TMPDIR, no read that blocks:
 a FIFO, a device or a folder where a file is expected is refused without reading it, and sizes and
-nesting are bounded.
+nesting are bounded. Every case runs in-process through the CLI (tests/cli/test_bad_input.py); the cases of
+REAL also run as a real `python -m launcher`: one for each kind of check, and every kind of hostile file.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 
 import pytest
+
+from accelerators.torch_build import torch_build
+from launcher.resolve import node_facts_cache as facts_cache
 
 from .jobs import FIFO, assert_refused, script
 
@@ -87,8 +92,15 @@ CASES = [
 ]
 
 
+REAL = {"grace-period-nan", "rdzv-endpoint-port-too-big", "option-typo", "no-script", "module-and-no-python",
+        "log-dir-under-a-file", "script-fifo", "script-device", "script-syntax-error", "module-missing",
+        "ds-config-fifo-from-script-arg", "ds-config-too-big", "ds-config-deeply-nested", "env-file-fifo",
+        "env-file-nul", "env-file-backend-typo", "accelerator-blank-env"}
+
+
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize(("args", "env", "files", "fragments"), [case[1:] for case in CASES], ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(("args", "env", "files", "fragments"), [case[1:] for case in CASES if case[0] in REAL],
+                         ids=[c[0] for c in CASES if c[0] in REAL])
 def test_campaign_bad_input_exits_2_with_one_line_and_leaves_nothing(run_job, figures, tmp_path, args, env, files,
                                                                      fragments):
     temp = tmp_path / "tmp"
@@ -100,17 +112,15 @@ def test_campaign_bad_input_exits_2_with_one_line_and_leaves_nothing(run_job, fi
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("shape", ["deeply nested lists", "an empty backend list"])
-def test_a_corrupt_backend_facts_cache_is_rebuilt_and_the_refusal_lists_the_real_backends(run_job, tmp_path, shape):
+def test_a_corrupt_backend_facts_cache_is_rebuilt_and_the_refusal_lists_the_real_backends(run_job, tmp_path):
+    # The file the launcher will look up (its key made as the launcher makes it), planted with hostile content;
+    # other corrupt shapes (an empty list, another key, bad JSON): tests/resolve/test_node_facts_cache.py.
     env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
-    first, _ = run_job(["--compile-backend", "inductr", OK], env)
-    assert first.returncode == 2, first.stderr
-    cached = list((tmp_path / "cache").rglob("backends-*.json"))
-    assert cached, "the first launch wrote no cache file"
-    for path in cached:
-        key = json.loads(path.read_text())["key"]
-        backends = DEEP if shape == "deeply nested lists" else "[]"
-        path.write_text(f'{{"key": {json.dumps(key)}, "supported_backends": {backends}}}')
+    build = torch_build()
+    key = facts_cache.cache_key("cpu", asdict(build) if build is not None else None)
+    path = facts_cache.cache_file(facts_cache.cache_dir(env), key)
+    path.parent.mkdir(parents=True)
+    path.write_text(f'{{"key": {json.dumps(key)}, "supported_backends": {DEEP}}}')
 
     temp = tmp_path / "tmp"
     temp.mkdir()
@@ -118,3 +128,4 @@ def test_a_corrupt_backend_facts_cache_is_rebuilt_and_the_refusal_lists_the_real
 
     assert_refused(finished, job, temp, ["'inductr'", "supported: ", "eager", "did you mean 'inductor'?"])
     assert "supported: none" not in finished.stderr
+    assert "inductor" in json.loads(path.read_text())["supported_backends"]

@@ -52,16 +52,14 @@ def test_a_rank_killed_by_a_signal_ends_the_job_with_128_plus_the_signal(run_job
 
 
 @pytest.mark.timeout(240)
-@pytest.mark.parametrize("limit", [3, 20])
-def test_a_hanging_job_is_ended_by_timeout_with_124_and_a_message(run_job, figures, limit):
-    # --timeout counts from the launch: at 3 s the rank may still be importing torch on a loaded machine;
-    # at 20 s it has surely started and hangs in the user's code.
+def test_a_hanging_job_is_ended_by_timeout_with_124_and_a_message(run_job, figures):
+    # --timeout counts from the launch: at 3 s the rank may still be importing torch on a loaded machine. A rank
+    # that surely started and hangs in the user's code: test_grace.py's timeout case (--timeout 20).
+    limit = 3
     finished, job = run_job(["--timeout", str(limit), script("hang.py")])
 
     assert finished.returncode == 124, finished.stderr
     assert f"accel-launch: the job ran past --timeout {limit}s; every rank was stopped" in finished.stderr
-    if limit == 20:
-        assert len(job.started_ranks()) == 1
     assert limit <= finished.seconds < limit + 30
     figures(status=finished.returncode, seconds=finished.seconds, left_after=assert_nothing_left(job))
 

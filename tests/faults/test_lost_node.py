@@ -1,7 +1,7 @@
 """Two nodes on loopback: one node's launcher SIGKILLed mid-collective, and a node that joins late.
 
 Node 0 starts first, so that it hosts the rendezvous store; node 1's launcher is the one killed.
-(A node that never comes: tests/launcher/engines/test_engines.py::
+(A node that never comes: tests/multinode/engines/test_engines.py::
 test_a_rendezvous_peer_that_never_comes_gives_up_after_the_timeout.)
 """
 
@@ -24,17 +24,35 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def two_nodes(start_job, tmp_path, nnodes: str, extra: list[str], env: dict[str, str], delay: float = 3):
-    """Start node 0, then (after `delay` s) node 1, with one record folder for both."""
+def two_nodes(start_job, tmp_path, nnodes: str, extra: list[str], env: dict[str, str], late: float | None = None):
+    """Start node 0, then node 1: 3 s later (both launchers start up side by side, node 0 ahead, so that it
+    hosts the rendezvous store), or `late` s after node 0 hosts the store and waits there. One record folder."""
     records = tmp_path / "records"
     records.mkdir()
-    flags = ["--nnodes", nnodes, "--rdzv-endpoint", f"127.0.0.1:{free_port()}", "--rdzv-id", f"n{free_port()}",
+    port = free_port()
+    flags = ["--nnodes", nnodes, "--rdzv-endpoint", f"127.0.0.1:{port}", "--rdzv-id", f"n{free_port()}",
              "--grace-period", "1", *extra]
     env = {**env, "RECORD_DIR": str(records)}
     first = start_job([*flags, LOOP], env)
-    time.sleep(delay)
+    if late is None:
+        time.sleep(3)
+    else:
+        wait_listening(port, first)
+        time.sleep(late)
     second = start_job([*flags, LOOP], env)
     return first, second, records
+
+
+def wait_listening(port: int, job, timeout: float = 120) -> None:
+    """Wait until the rendezvous store of `job` (node 0) accepts connections on `port`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        assert job.proc.poll() is None, job.output()[1]
+        assert time.monotonic() < deadline, "node 0 did not open its rendezvous store"
+        time.sleep(0.1)
 
 
 def wait_records(records, count: int, timeout: float = 150) -> None:
@@ -61,7 +79,10 @@ def test_a_sigkilled_node_ends_the_survivor_within_30_s_naming_the_lost_node(sta
 
 @pytest.mark.timeout(300)
 def test_with_a_node_range_and_restarts_the_survivor_continues_alone(start_job, figures, tmp_path):
-    survivor, lost, records = two_nodes(start_job, tmp_path, "1:2", ["--max-restarts", "1"], {})
+    # The survivor's second rendezvous waits torch's last call for more nodes (30 s by default); 10 s is plenty
+    # for node 1, started 3 s after node 0, to join the first one.
+    survivor, lost, records = two_nodes(start_job, tmp_path, "1:2",
+                                        ["--max-restarts", "1", "--rdzv-conf", "last_call_timeout=10"], {})
     wait_records(records, 2)
     killed = lost.send(signal.SIGKILL)
     finished = survivor.finish(timeout=200, since=killed)
@@ -93,8 +114,9 @@ def test_a_restart_that_cannot_meet_its_lost_peer_fails_within_the_rendezvous_ti
 
 @pytest.mark.timeout(240)
 def test_a_node_that_joins_late_within_the_rendezvous_timeout_runs_the_job(start_job, figures, tmp_path):
+    # Late: node 0 has been waiting at the rendezvous (its store up) for 5 s when node 1 starts.
     first, late, records = two_nodes(start_job, tmp_path, "2", ["--rdzv-timeout", "120"], {"LOOP_SECONDS": "2"},
-                                     delay=15)
+                                     late=5)
     results = [first.finish(), late.finish()]
 
     assert [r.returncode for r in results] == [0, 0], [r.stderr for r in results]

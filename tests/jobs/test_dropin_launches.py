@@ -1,0 +1,85 @@
+"""torchrun's and DeepSpeed's flags in real launches: what the ranks get and what the terminal shows."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.launches import SCRIPTS, Launcher
+
+DUMP = str(SCRIPTS / "dump_env.py")
+
+
+def recorded(record_dir: Path) -> dict[int, dict]:
+    return {int(path.stem.split("-")[1]): json.loads(path.read_text()) for path in record_dir.glob("rank-*.json")}
+
+
+@pytest.mark.timeout(120)
+def test_num_gpus_without_a_hostfile_starts_that_many_ranks(launch: Launcher) -> None:
+    result = launch(["--num_gpus", "2", DUMP])
+    assert result.returncode == 0, result.stderr
+    ranks = recorded(result.record_dir)
+    assert set(ranks) == {0, 1} and ranks[0]["env"]["WORLD_SIZE"] == "2"
+
+
+@pytest.mark.timeout(120)
+def test_a_multi_rank_job_prefixes_each_stderr_line_once_with_its_rank(launch: Launcher) -> None:
+    result = launch(["--nproc-per-node", "2", DUMP, "--say", "hi"])
+    assert result.returncode == 0, result.stderr
+    for rank in (0, 1):
+        assert f"[rank{rank}]:hi err {rank}" in result.stderr.splitlines()
+        assert f"[rank{rank}]:hi torch" in result.stderr.splitlines()
+    assert "[rank1]:[rank1]:" not in result.stderr and "[default" not in result.stderr
+    assert sorted(result.stdout.splitlines()) == ["hi out 0", "hi out 1"]
+
+
+@pytest.mark.timeout(120)
+def test_a_one_rank_job_shows_its_stderr_without_a_prefix(launch: Launcher) -> None:
+    result = launch([DUMP, "--say", "solo"])
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines()[1:] == ["solo err 0", "[rank0]:solo torch"]
+
+
+@pytest.mark.timeout(120)
+def test_a_prefix_template_of_torchruns_variable_is_used_as_given(launch: Launcher) -> None:
+    result = launch([DUMP, "--say", "x"], env={"TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE": "<${role_name}${rank}> "})
+    assert "<default0> x err 0" in result.stderr.splitlines()
+
+
+@pytest.mark.timeout(120)
+def test_role_virtual_local_rank_and_rendezvous_settings_reach_the_ranks(launch: Launcher) -> None:
+    result = launch(["--role", "trainer", "--virtual-local-rank", "--rdzv-conf", "join_timeout=77",
+                     "--monitor-interval", "0.2", "--event-log-handler", "console", "--local-addr", "127.0.0.1",
+                     "--nproc-per-node", "2", "--run-path", DUMP])
+    assert result.returncode == 0, result.stderr
+    ranks = recorded(result.record_dir)
+    assert [ranks[rank]["env"]["ROLE_NAME"] for rank in (0, 1)] == ["trainer", "trainer"]
+    assert [ranks[rank]["env"]["LOCAL_RANK"] for rank in (0, 1)] == ["0", "0"]
+    assert ranks[1]["argv"] == [DUMP]
+
+
+@pytest.mark.timeout(120)
+def test_tee_and_local_ranks_filter_show_only_the_chosen_ranks(launch: Launcher) -> None:
+    result = launch(["--nproc-per-node", "2", "--tee", "3", "--local-ranks-filter", "1", DUMP, "--say", "f"])
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["[rank1]:f out 1"]
+    assert "[rank1]:f err 1" in result.stderr and "f err 0" not in result.stderr
+
+
+@pytest.mark.timeout(120)
+def test_redirects_keep_output_in_the_log_dir_only(launch: Launcher, tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    result = launch(["--nproc-per-node", "2", "--redirects", "3", "--log-dir", str(logs), DUMP, "--say", "r"])
+    assert result.returncode == 0, result.stderr
+    assert "r out" not in result.stdout and "r err" not in result.stderr
+    assert sorted(path.read_text() for path in logs.glob("*/*/attempt_0/*/stdout.log")) == ["r out 0\n", "r out 1\n"]
+
+
+@pytest.mark.timeout(120)
+def test_enable_each_rank_log_writes_each_ranks_streams_to_files(launch: Launcher, tmp_path: Path) -> None:
+    logs = tmp_path / "each"
+    result = launch(["--nproc-per-node", "2", "--enable_each_rank_log", str(logs), DUMP, "--say", "e"])
+    assert result.returncode == 0, result.stderr
+    assert sorted(path.read_text() for path in logs.glob("*/*/attempt_0/*/stdout.log")) == ["e out 0\n", "e out 1\n"]

@@ -1,0 +1,98 @@
+"""Every variable torchrun gives a rank, accel-launch gives it too, with the same value for the same job.
+
+Real torchrun (installed with torch) and accel-launch run the same tiny script one after the other; the
+script records its whole environment. What torchrun added to the parent's environment is its contract.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+import pytest
+
+from launcher.run.rank_env import omp_threads
+from tests.launches import SCRIPTS, CliRunnerFn, clean_environ
+
+DUMP = SCRIPTS / "dump_env.py"
+TORCHRUN = Path(sys.executable).with_name("torchrun")
+# Variables whose value is the job's own by nature: checked for their shape, not equality.
+ERROR_FILE = "TORCHELASTIC_ERROR_FILE"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _run(command: list[str], tag: str, record_dir: Path) -> dict[int, dict[str, str]]:
+    environ = clean_environ({"RECORD_DIR": str(record_dir)})
+    environ.pop("OMP_NUM_THREADS", None)
+    done = subprocess.run([*command, str(DUMP), "--tag", tag], env=environ, capture_output=True, text=True,
+                          timeout=90, cwd=record_dir)
+    assert done.returncode == 0, done.stderr
+    return {int(path.stem.rsplit("-", 1)[1]): json.loads(path.read_text())["env"]
+            for path in record_dir.glob(f"{tag}-*.json")}
+
+
+def _contract(tmp_path: Path, flags: list[str]) -> tuple[dict[int, dict[str, str]], dict[int, dict[str, str]], set]:
+    theirs = _run([str(TORCHRUN), *flags], "torchrun", tmp_path)
+    ours = _run([sys.executable, "-m", "launcher", *flags], "ours", tmp_path)
+    parent = clean_environ({"RECORD_DIR": str(tmp_path)})
+    added = {name for name, value in theirs[0].items() if parent.get(name) != value} - {"_", "PWD", "OLDPWD"}
+    return theirs, ours, added
+
+
+def _assert_same(theirs: dict[str, str], ours: dict[str, str], names: set[str], shaped: set[str]) -> None:
+    for name in sorted(names - shaped - {ERROR_FILE, "OMP_NUM_THREADS"}):
+        assert ours.get(name) == theirs[name], f"{name}: torchrun {theirs[name]!r}, accel-launch {ours.get(name)!r}"
+    for path in (theirs[ERROR_FILE], ours[ERROR_FILE]):
+        assert Path(path).name == "error.json" and Path(path).parent.name == theirs["LOCAL_RANK"]
+
+
+@pytest.mark.timeout(180)
+def test_a_two_rank_job_gets_torchruns_whole_contract_variable_by_variable(tmp_path: Path) -> None:
+    flags = ["--nproc-per-node", "2", "--master-port", str(_free_port())]
+    theirs, ours, added = _contract(tmp_path, flags)
+    expected = {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE",
+                "ROLE_RANK", "ROLE_NAME", "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID",
+                "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS", "TORCHELASTIC_USE_AGENT_STORE",
+                "TORCH_NCCL_ASYNC_ERROR_HANDLING", ERROR_FILE, "OMP_NUM_THREADS"}
+    assert expected <= added, sorted(added)
+    assert set(ours) == set(theirs) == {0, 1}
+    for rank in (0, 1):
+        _assert_same(theirs[rank], ours[rank], added, shaped=set())
+        # Ours: physical cores shared out (README); torchrun: always 1.
+        assert ours[rank]["OMP_NUM_THREADS"] == str(omp_threads(psutil.cpu_count(logical=False), 2))
+    assert (ours[1]["MASTER_ADDR"], ours[1]["ROLE_NAME"], ours[1]["TORCHELASTIC_RUN_ID"]) == ("127.0.0.1", "default",
+                                                                                              "none")
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("nnodes", ["1", "1:2"])
+def test_standalone_gets_torchruns_contract_with_a_fresh_run_id_and_free_port(tmp_path: Path, nnodes: str) -> None:
+    # With a node range torch's rendezvous waits its last call for more nodes (30 s by default), both launchers.
+    last_call = ["--rdzv-conf", "last_call_timeout=1"] if ":" in nnodes else []
+    theirs, ours, added = _contract(tmp_path, ["--standalone", "--nnodes", nnodes, "--nproc-per-node", "2", *last_call])
+    for rank in (0, 1):
+        _assert_same(theirs[rank], ours[rank], added, shaped={"MASTER_PORT", "TORCHELASTIC_RUN_ID"})
+        assert int(ours[rank]["MASTER_PORT"]) > 0
+        assert re.fullmatch(r"[0-9a-f-]{32,36}", ours[rank]["TORCHELASTIC_RUN_ID"])
+    assert ours[0]["TORCHELASTIC_RUN_ID"] == ours[1]["TORCHELASTIC_RUN_ID"] != theirs[0]["TORCHELASTIC_RUN_ID"]
+    assert ours[0]["WORLD_SIZE"] == "2" and ours[0]["MASTER_ADDR"] == socket.getfqdn()
+
+
+def test_the_dry_run_shows_the_master_addr_and_role_the_ranks_get(cli: CliRunnerFn) -> None:
+    plain = cli(["--dry-run", str(DUMP)])
+    alone = cli(["--dry-run", "--standalone", "--role", "trainer", str(DUMP)])
+    assert plain.status == alone.status == 0, plain.stderr + alone.stderr
+    assert "MASTER_ADDR=127.0.0.1 " in plain.row("rank env 0") and "ROLE_NAME=default" in plain.row("rank env 0")
+    assert f"MASTER_ADDR={socket.getfqdn()} " in alone.row("rank env 0")
+    assert "ROLE_NAME=trainer" in alone.row("rank env 0")

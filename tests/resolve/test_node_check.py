@@ -1,0 +1,66 @@
+"""An unsupported backend from any level ends the launch before any rank starts: exit 2, one line naming the
+backend, its source, the device and what is supported, with a did-you-mean. Shown in-process through the CLI;
+tests/faults/test_bad_input.py shows the same refusals from real `python -m launcher` runs (no traceback, no
+rank, nothing left), and its import-path case a refusal that only the ranks can make."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.launches import RECORD_RANK, CliRunnerFn
+
+
+@pytest.mark.parametrize("level", ["flag", "env", "dotenv", "ds"])
+def test_an_unsupported_backend_from_any_level_is_refused_in_one_line_naming_its_source(
+    cli: CliRunnerFn, tmp_path: Path, level: str
+) -> None:
+    args: list[str] = []
+    environ: dict[str, str] = {}
+    ds_path = tmp_path / "ds.json"
+    if level == "flag":
+        args = ["--compile-backend", "indcutor"]
+    elif level == "env":
+        environ["ACCEL_COMPILE_BACKEND"] = "indcutor"
+    elif level == "dotenv":
+        (tmp_path / ".env").write_text("ACCEL_COMPILE_BACKEND=indcutor\n")
+    else:
+        ds_path.write_text(json.dumps({"compile": {"backend": "indcutor"}}))
+        args = ["--ds-config", str(ds_path)]
+    source = {"flag": "--compile-backend", "env": "ACCEL_COMPILE_BACKEND", "dotenv": "ACCEL_COMPILE_BACKEND",
+              "ds": f"ds_config {ds_path}"}[level]
+    result = cli([*args, "--nproc-per-node", "2", str(RECORD_RANK)], env=environ)
+    assert result.status == 2
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    message = lines[0]
+    assert message.startswith("accel-launch: error: ")
+    assert f"'indcutor' (from {source})" in message
+    assert "not supported on cpu" in message
+    assert "supported: " in message and "inductor" in message.split("supported: ")[1]
+    assert "did you mean 'inductor'?" in message
+
+
+def test_an_unsupported_backend_is_refused_by_a_dry_run_too(cli: CliRunnerFn) -> None:
+    result = cli(["--dry-run", "--compile-backend", "indcutor", str(RECORD_RANK)])
+    assert result.status == 2
+    assert "accel-launch plan" not in result.stdout
+    assert "'indcutor' (from --compile-backend)" in result.stderr
+
+
+def test_a_cuda_only_backend_is_refused_on_cpu_naming_the_device(cli: CliRunnerFn) -> None:
+    result = cli(["--compile-backend", "cudagraphs", str(RECORD_RANK)])
+    assert result.status == 2
+    assert "'cudagraphs' (from --compile-backend) is not supported on cpu" in result.stderr
+
+
+@pytest.mark.parametrize("value", ["", "  "])
+def test_an_empty_compile_backend_flag_is_a_usage_error(cli: CliRunnerFn, value: str) -> None:
+    result = cli(["--compile-backend", value, str(RECORD_RANK)])
+    assert result.status == 2
+    assert result.stderr.splitlines() == [
+        f"accel-launch: error: invalid value for --compile-backend: {value!r} (give a backend name, or leave the flag out)"
+    ], result.stderr
