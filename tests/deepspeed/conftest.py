@@ -18,11 +18,7 @@ import pytest
 
 pytest.importorskip("deepspeed", reason="DeepSpeed is not installed (pip install -e '.[test]' installs it)")
 
-BUILD_SHM_OP = (
-    "from deepspeed.accelerator import get_accelerator\n"
-    "builder = get_accelerator().create_op_builder('ShareMemCommBuilder')\n"
-    "builder is None or builder.load()\n"
-)
+BUILD_SHM_OP = Path(__file__).with_name("build_shm_op.py")
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -31,7 +27,7 @@ def deepspeed_ops_built() -> Iterator[None]:
     previous = os.environ.get("TORCH_EXTENSIONS_DIR")
     folder = previous or str(Path.home() / ".cache" / "torch_extensions")
     os.environ["TORCH_EXTENSIONS_DIR"] = folder
-    subprocess.run([sys.executable, "-c", BUILD_SHM_OP], check=True, capture_output=True, timeout=900)
+    subprocess.run([sys.executable, str(BUILD_SHM_OP)], check=True, capture_output=True, timeout=900)
     yield
     if previous is None:
         os.environ.pop("TORCH_EXTENSIONS_DIR", None)
