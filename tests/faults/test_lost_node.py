@@ -79,10 +79,11 @@ def test_a_sigkilled_node_ends_the_survivor_within_30_s_naming_the_lost_node(sta
 
 @pytest.mark.timeout(300)
 def test_with_a_node_range_and_restarts_the_survivor_continues_alone(start_job, figures, tmp_path):
-    # The survivor's second rendezvous waits torch's last call for more nodes (30 s by default); 10 s is plenty
-    # for node 1, started 3 s after node 0, to join the first one.
-    survivor, lost, records = two_nodes(start_job, tmp_path, "1:2",
-                                        ["--max-restarts", "1", "--rdzv-conf", "last_call_timeout=10"], {})
+    # The survivor's second rendezvous waits until the lost node counts as dead (no heartbeat for 3 keep-alive
+    # intervals: 15 s by default, 6 s here), then torch's last call for more nodes (30 s by default; 10 s is
+    # plenty for node 1, started 3 s after node 0, to join the first rendezvous).
+    survivor, lost, records = two_nodes(start_job, tmp_path, "1:2", [
+        "--max-restarts", "1", "--rdzv-conf", "last_call_timeout=10,keep_alive_interval=2"], {})
     wait_records(records, 2)
     killed = lost.send(signal.SIGKILL)
     finished = survivor.finish(timeout=200, since=killed)
@@ -114,9 +115,10 @@ def test_a_restart_that_cannot_meet_its_lost_peer_fails_within_the_rendezvous_ti
 
 @pytest.mark.timeout(240)
 def test_a_node_that_joins_late_within_the_rendezvous_timeout_runs_the_job(start_job, figures, tmp_path):
-    # Late: node 0 has been waiting at the rendezvous (its store up) for 5 s when node 1 starts.
+    # Late: node 0 has been waiting at the rendezvous (its store up) for 2 s when node 1 starts, and waits on
+    # while node 1 starts up.
     first, late, records = two_nodes(start_job, tmp_path, "2", ["--rdzv-timeout", "120"], {"LOOP_SECONDS": "2"},
-                                     late=5)
+                                     late=2)
     results = [first.finish(), late.finish()]
 
     assert [r.returncode for r in results] == [0, 0], [r.stderr for r in results]

@@ -8,12 +8,13 @@ import pytest
 
 from tests.launches import Launcher
 
-# The user's script imports its own module and records what it got.
+# The user's script imports its own modules and records what it got.
 USER_SCRIPT = """
 import json, os
-import {name}
+import launcher, accelerators
 with open(os.path.join(os.environ["RECORD_DIR"], "rank-0.json"), "w") as handle:
-    json.dump({{"mine": getattr({name}, "MINE", None), "backend": os.environ["ACCEL_COMPILE_BACKEND"]}}, handle)
+    json.dump({"mine": [getattr(launcher, "MINE", None), getattr(accelerators, "MINE", None)],
+               "backend": os.environ["ACCEL_COMPILE_BACKEND"]}, handle)
 """
 
 
@@ -26,21 +27,24 @@ def make_user_module(folder: Path, name: str, shape: str) -> None:
         (folder / name / "__init__.py").write_text("MINE = 'user'\n")
 
 
+# Both names shadowed in one launch, one as a module and one as a package: with both layouts and both places,
+# every (name, shape, place) of a user's own module is shown.
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("where", ["the script's folder", "the working directory, with -m"])
-@pytest.mark.parametrize("shape", ["module", "package"])
-@pytest.mark.parametrize("name", ["launcher", "accelerators"])
-def test_a_module_named_like_ours_is_the_users_and_the_launch_works(
-    launch: Launcher, tmp_path: Path, name: str, shape: str, where: str
+@pytest.mark.parametrize("shapes", [("module", "package"), ("package", "module")],
+                         ids=["launcher.py, accelerators/", "launcher/, accelerators.py"])
+def test_modules_named_like_ours_are_the_users_and_the_launch_works(
+    launch: Launcher, tmp_path: Path, shapes: tuple[str, str], where: str
 ) -> None:
     project = tmp_path / "project"
     project.mkdir()
-    make_user_module(project, name, shape)
-    (project / "train.py").write_text(USER_SCRIPT.format(name=name))
+    for name, shape in zip(("launcher", "accelerators"), shapes):
+        make_user_module(project, name, shape)
+    (project / "train.py").write_text(USER_SCRIPT)
     program = [str(project / "train.py")] if where == "the script's folder" else ["-m", "train"]
     result = launch(["--compile-backend", "eager", *program], cwd=project, console_script=True)
     assert result.returncode == 0, result.stderr
-    assert result.records()[0] == {"mine": "user", "backend": "eager"}
+    assert result.records()[0] == {"mine": ["user", "user"], "backend": "eager"}
 
 
 @pytest.mark.timeout(120)

@@ -144,19 +144,17 @@ def test_an_unwritable_cache_dir_costs_only_the_cache(cache_env, tmp_path, walks
 
 def test_the_launcher_refuses_a_backend_without_importing_torch(cache_env, tmp_path):
     (tmp_path / "train.py").write_text("print('never runs')\n")
+    # The command itself, in a fresh interpreter: a refusal ends it (exit 2) before torch could be imported.
     probe = textwrap.dedent(
         """
         import sys
-        from pathlib import Path
-        from launcher.errors import BackendRefusedError
-        from launcher.prepare.config import LaunchOptions, Program
-        from launcher.prepare.job import prepare_job
+        from launcher.cli.command import accel_launch
 
-        options = LaunchOptions(program=Program("script", "train.py"), compile_backend="bogus", nproc_per_node="4")
         try:
-            prepare_job(options, {**__import__("os").environ}, Path.cwd())
-        except BackendRefusedError as exc:
-            print("refused:", exc)
+            accel_launch.main(["--compile-backend", "bogus", "--nproc-per-node", "4", "train.py"],
+                              prog_name="accel-launch")
+        except SystemExit as exc:
+            print("exit:", exc.code)
         print("torch imported:", "torch" in sys.modules)
         """
     )
@@ -166,7 +164,8 @@ def test_the_launcher_refuses_a_backend_without_importing_torch(cache_env, tmp_p
     )
     run()  # the first launch on this install fills the cache
     done = run()
-    assert "refused: compile backend 'bogus'" in done.stdout, done.stderr
+    assert "exit: 2" in done.stdout, done.stderr
+    assert done.stderr.startswith("accel-launch: error: compile backend 'bogus' (from --compile-backend)"), done.stderr
     assert "torch imported: False" in done.stdout
 
 
