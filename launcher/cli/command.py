@@ -13,9 +13,10 @@ from pathlib import Path
 
 import click
 
-from launcher.cli.dropin import ETCD_BACKENDS, MPI_RUNNERS, HostFlags, translate
+from launcher.cli.dropin import ETCD_BACKENDS, MPI_RUNNERS, translate
 from launcher.cli.peer_flags import PEER_NAMES, both, peer_options
 from launcher.errors import LaunchError
+from launcher.multinode.head.selection import HostFlags
 from launcher.prepare.config import LaunchOptions, Program, RunSettings
 from launcher.prepare.job import PreparedJob, check_ports, prepare_job
 from launcher.prepare.plan import format_plan, plan_rows
@@ -107,18 +108,16 @@ def accel_launch(script: str, script_args: tuple[str, ...], module: bool, no_pyt
     mode = "module" if module else "exec" if no_python else "script"
     _configure_logging(verbose)
     peers = {name: options.pop(name) for name in PEER_NAMES}
-    hosts = HostFlags(hostfile, include, exclude, num_nodes, num_gpus, runner.lower())
+    hosts = HostFlags(hostfile, include, exclude, num_nodes, num_gpus, runner.lower(), exports, ssh_port, ssh_options)
     try:
         values, through_runner = translate(peers, options, hosts, mode, _given())
         launch_options = _launch_options(Program(mode, script, tuple(script_args)), values, verbose)
         check_options(launch_options, Path.cwd(), head=through_runner)
-        job = prepare_job(launch_options, dict(os.environ), Path.cwd())
+        job = prepare_job(launch_options, dict(os.environ), Path.cwd(), place=not through_runner)
         if through_runner:
-            from launcher.multinode.head.commands import HostSelection, hostfile_commands
+            from launcher.multinode.head.commands import hostfile_commands
 
-            selection = HostSelection(hostfile, include, exclude, num_nodes, num_gpus, runner, exports, ssh_port,
-                                      ssh_options)
-            commands = hostfile_commands(selection, job.config, dict(os.environ), Path.cwd())
+            commands = hostfile_commands(hosts, job.config, dict(os.environ), Path.cwd())
         else:
             commands = None
             if not dry_run:

@@ -5,30 +5,20 @@ refusal naming what to use instead (docs/FLAGS.md has the table).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from launcher.cli.peer_flags import REFUSED
 from launcher.errors import FlagConflictError, RefusedFlagError, UsageError
+from launcher.multinode.head.selection import HostFlags
 from launcher.prepare.engine_options import EngineOptions, parse_ranks_filter, parse_rdzv_conf
 from launcher.prepare.local_slots import LOCALHOST, LocalSelection
 from launcher.run.rendezvous.choice import DEFAULT_MASTER_PORT
 
-__all__ = ["HostFlags", "translate", "MPI_RUNNERS", "ETCD_BACKENDS"]
+__all__ = ["translate", "MPI_RUNNERS", "ETCD_BACKENDS"]
 
 # DeepSpeed's MPI runners that we do not drive; openmpi and slurm we do.
 MPI_RUNNERS = ("mvapich", "impi", "mpich")
 # torchrun's etcd rendezvous backends, which need an etcd server and its client package.
 ETCD_BACKENDS = ("etcd", "etcd-v2")
-@dataclass(frozen=True)
-class HostFlags:
-    """DeepSpeed's resource flags as given (-1: not given)."""
-
-    hostfile: str | None = None
-    include: str = ""
-    exclude: str = ""
-    num_nodes: int = -1
-    num_gpus: int = -1
-    runner: str = "ssh"
 
 
 def translate(peers: Mapping[str, object], options: Mapping[str, object], hosts: HostFlags, mode: str,
@@ -128,11 +118,7 @@ def _standalone(values: dict[str, object], given: set[str]) -> None:
 
 def _this_node_of_hostfile(values: dict[str, object], hosts: HostFlags, given: set[str]) -> None:
     """DeepSpeed's --no_ssh: this machine is node --node-rank of the hostfile; start only its ranks."""
-    from launcher.multinode.head.hostfile import parse_hostfile
-    from launcher.multinode.head.selection import select_nodes
-
-    nodes = select_nodes(parse_hostfile(hosts.hostfile), hosts.include, hosts.exclude, hosts.num_nodes,
-                         hosts.num_gpus)
+    nodes = hosts.selected_nodes()
     rank = values.get("node_rank")
     if rank is None:
         raise FlagConflictError("--no_ssh", "give --node-rank N: which hostfile node this machine is")

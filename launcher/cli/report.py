@@ -27,7 +27,7 @@ def report_rows(environ: dict[str, str], cwd: Path, compile_backend: str | None,
     """(label, value) rows of the report; raises LaunchError or ValueError on bad input."""
     options = LaunchOptions(_NO_PROGRAM, compile_backend=compile_backend, accelerator=accelerator,
                             ds_config=ds_config, env_file=env_file)
-    job = resolve_job(options, environ, cwd)
+    job = resolve_job(options, environ, cwd, place=False)
     facts = job.accelerator
     return [
         ("accelerator", facts.name),

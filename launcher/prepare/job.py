@@ -51,25 +51,22 @@ class PreparedJob:
         return self.accelerator.detected_by
 
 
-def prepare_job(options: LaunchOptions, environ: dict[str, str], cwd: Path) -> PreparedJob:
-    """Every check that can fail before a rank starts; raises LaunchError (or ValueError) with one message."""
-    job = resolve_job(options, environ, cwd)
+def prepare_job(options: LaunchOptions, environ: dict[str, str], cwd: Path, place: bool = True) -> PreparedJob:
+    """Every check that can fail before a rank starts; raises LaunchError (or ValueError) with one message.
+
+    `place=False`: the head of a hostfile launch, which starts no rank itself; each node places the job."""
+    job = resolve_job(options, environ, cwd, place)
     check_backend(job.config.backend, job.accelerator)
     return job
 
 
-def resolve_job(options: LaunchOptions, environ: dict[str, str], cwd: Path) -> PreparedJob:
-    """The job these options give on this node, its backend not yet checked against the accelerator (the
-    report shows what a launch would resolve, accepted or not)."""
+def resolve_job(options: LaunchOptions, environ: dict[str, str], cwd: Path, place: bool = True) -> PreparedJob:
+    """The job these options give (placed on this node unless `place` is False), its backend not yet checked
+    against the accelerator (the report shows what a launch would resolve, accepted or not)."""
     env_path = Path(options.env_file) if options.env_file is not None else default_env_file(cwd)
     file_values = read_env_file(env_path) if env_path is not None else {}
     job_environ = {**file_values, **environ}
-    if options.accelerator is not None:
-        job_environ[ACCELERATOR_VAR] = options.accelerator
-    try:
-        accelerator = accelerator_facts(job_environ)
-    except (UnknownAcceleratorError, AcceleratorUnavailableError) as exc:
-        raise AcceleratorChoiceError(str(exc), _accelerator_source(options, environ, env_path)) from None
+    accelerator = _accelerator(job_environ, options.accelerator, _accelerator_source(options, environ, env_path))
     ds_ref = find_ds_config(options.ds_config, options.program.args)
     backend = resolve_backend(
         options.compile_backend, environ, file_values, ds_ref, lambda: accelerator.default_backend
@@ -98,8 +95,9 @@ def resolve_job(options: LaunchOptions, environ: dict[str, str], cwd: Path) -> P
     )
     notes = () if node is not None or slots is None or devices_env else (
         f"{accelerator.name} has no devices to choose from: the device flags start {config.nproc_per_node} rank(s)",)
-    placed = _on_this_node(config, identity.host if identity is not None else None, slots, job_environ)
-    return PreparedJob(placed, accelerator, env_path, notes)
+    if place:
+        config = _on_this_node(config, identity.host if identity is not None else None, slots, job_environ)
+    return PreparedJob(config, accelerator, env_path, notes)
 
 
 def place_node_job(job: JobConfig, environ: dict[str, str], cwd: Path) -> PreparedJob:
@@ -107,12 +105,8 @@ def place_node_job(job: JobConfig, environ: dict[str, str], cwd: Path) -> Prepar
     the backend, and the node table gives this node's rank and devices."""
     check_program(job.program, cwd)
     job_environ = {**job.job_env, **environ}
-    if job.accelerator_choice is not None:
-        job_environ[ACCELERATOR_VAR] = job.accelerator_choice
-    try:
-        accelerator = accelerator_facts(job_environ)
-    except (UnknownAcceleratorError, AcceleratorUnavailableError) as exc:
-        raise AcceleratorChoiceError(str(exc), f"the accelerator the head chose ({job.accelerator_choice})") from None
+    accelerator = _accelerator(job_environ, job.accelerator_choice,
+                               f"the accelerator the head chose ({job.accelerator_choice})")
     check_backend(job.backend, accelerator)
     identity = node_identity(job_environ)
     if identity is None or identity.node is None:
@@ -121,6 +115,17 @@ def place_node_job(job: JobConfig, environ: dict[str, str], cwd: Path) -> Prepar
     config = replace(job, accelerator=accelerator.name, nproc_per_node=len(identity.node.slots),
                      node_rank=identity.node_rank)
     return PreparedJob(_on_this_node(config, identity.host, identity.node.slots, job_environ), accelerator)
+
+
+def _accelerator(job_environ: dict[str, str], choice: str | None, source: str) -> AcceleratorFacts:
+    """This node's accelerator (`choice` when one was given, written into `job_environ`), or one line
+    naming where an unusable choice came from."""
+    if choice is not None:
+        job_environ[ACCELERATOR_VAR] = choice
+    try:
+        return accelerator_facts(job_environ)
+    except (UnknownAcceleratorError, AcceleratorUnavailableError) as exc:
+        raise AcceleratorChoiceError(str(exc), source) from None
 
 
 def _on_this_node(config: JobConfig, own_host: str | None, slots: tuple[int, ...] | None,

@@ -111,7 +111,8 @@ def _elastic_config(config: JobConfig, log_root: Path):
     from torch.distributed.elastic.multiprocessing import DefaultLogsSpecs
     from torch.distributed.launcher.api import LaunchConfig
 
-    engine = config.settings.engine
+    settings = config.settings
+    engine = settings.engine
     low, high = config.node_range
     redirects, tee = _streams(config)
     rdzv_backend, endpoint, rdzv_configs = rendezvous(config)
@@ -131,9 +132,9 @@ def _elastic_config(config: JobConfig, log_root: Path):
         rdzv_backend=rdzv_backend,
         rdzv_endpoint=endpoint,
         rdzv_configs={**rdzv_configs, **engine.rdzv_conf},
-        max_restarts=config.settings.max_restarts,
+        max_restarts=settings.max_restarts,
         monitor_interval=engine.monitor_interval,
-        local_addr=engine.local_addr or (config.settings.master_addr if own_free_port else None),
+        local_addr=engine.local_addr or (settings.master_addr if own_free_port else None),
         logs_specs=DefaultLogsSpecs(log_dir=str(log_root), redirects=redirects, tee=tee,
                                     local_ranks_filter=set(engine.local_ranks_filter) or None),
         log_line_prefix_template=prefix_template(),
@@ -142,7 +143,7 @@ def _elastic_config(config: JobConfig, log_root: Path):
         duplicate_stdout_filters=list(engine.duplicate_stdout_filters) or None,
         duplicate_stderr_filters=list(engine.duplicate_stderr_filters) or None,
         virtual_local_rank=engine.virtual_local_rank,
-        shutdown_timeout=math.ceil(config.settings.grace_period),
+        shutdown_timeout=math.ceil(settings.grace_period),
     )
 
 

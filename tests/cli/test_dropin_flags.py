@@ -130,6 +130,14 @@ def test_with_a_hostfile_every_option_reaches_the_nodes_in_the_job_they_are_give
     assert job.node_env == {} and "ACCEL_COMPILE_BACKEND" not in sent
 
 
+def test_with_a_hostfile_the_core_list_is_each_nodes_to_check_not_the_heads(script: str, tmp_path: Path) -> None:
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("node1 slots=2\nnode2 slots=2\n")
+    rows = plan(["--hostfile", str(hostfile), "--launcher", "openmpi", "--bind_core_list", "0-4095"], script)
+    sent = dict(value.partition("=")[::2] for value in rows["runner env 0"])
+    assert JobConfig.from_json(sent["ACCEL_NODE_JOB"]).settings.bind_cores == "0-4095"
+
+
 def test_local_addr_with_a_hostfile_is_refused_in_one_line(script: str, tmp_path: Path) -> None:
     hostfile = tmp_path / "hosts"
     hostfile.write_text("node1 slots=2\nnode2 slots=2\n")

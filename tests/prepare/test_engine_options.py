@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from launcher.cli.dropin import translate
+from launcher.multinode.head.selection import HostFlags
 from launcher.prepare.config import JobConfig, Program, RunSettings
-from launcher.cli.dropin import HostFlags, translate
 from launcher.prepare.engine_options import EngineOptions, parse_rdzv_conf, parse_std
 from launcher.resolve.backend import ResolvedBackend
 from launcher.run.spawn import _elastic_config, _streams

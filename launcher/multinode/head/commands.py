@@ -10,46 +10,29 @@ from __future__ import annotations
 import shlex
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
-from launcher.multinode.head.hostfile import parse_hostfile
 from launcher.multinode.head.remote_env import remote_env
 from launcher.multinode.head.runners import LaunchCommand, openmpi_command, pdsh_command, slurm_command, ssh_commands
-from launcher.multinode.head.selection import NodeSpec, select_nodes
+from launcher.multinode.head.selection import HostFlags, NodeSpec
 from launcher.multinode.node.job import NODE_JOB_VAR, node_launcher_argv
 from launcher.prepare.config import JobConfig
 from launcher.resolve.backend import ENV_VAR
 from launcher.run.rank_env import ACCELERATOR_VAR, SOURCE_VAR
 from launcher.run.rendezvous.choice import DEFAULT_MASTER_PORT
 
-__all__ = ["HostSelection", "hostfile_commands", "node_job", "describe_commands"]
+__all__ = ["hostfile_commands", "node_job", "describe_commands"]
 
 # Carried inside the job, so a value in the head's own environment must not reach the nodes beside it.
 _CARRIED = (ENV_VAR, SOURCE_VAR, ACCELERATOR_VAR, NODE_JOB_VAR)
 
 
-@dataclass(frozen=True)
-class HostSelection:
-    """The multi-node part of the command line."""
-
-    hostfile: str
-    include: str = ""
-    exclude: str = ""
-    num_nodes: int = -1
-    num_gpus: int = -1
-    runner: str = "ssh"
-    exports: tuple[str, ...] = ()
-    ssh_port: int | None = None
-    ssh_options: tuple[str, ...] = ()
-
-
-def hostfile_commands(selection: HostSelection, job: JobConfig, environ: Mapping[str, str],
+def hostfile_commands(hosts: HostFlags, job: JobConfig, environ: Mapping[str, str],
                       cwd: Path) -> tuple[LaunchCommand, ...]:
-    """The runner processes that start `job` on every selected node of the hostfile."""
-    nodes = select_nodes(parse_hostfile(selection.hostfile), selection.include, selection.exclude,
-                         selection.num_nodes, selection.num_gpus)
-    sent = {name: value for name, value in remote_env(environ, selection.exports, cwd, Path.home()).items()
+    """The runner processes that start `job` on every node of the hostfile that `hosts` selects."""
+    nodes = hosts.selected_nodes()
+    sent = {name: value for name, value in remote_env(environ, hosts.exports, cwd, Path.home()).items()
             if name not in _CARRIED}
     env = {**sent, NODE_JOB_VAR: node_job(job, nodes).to_json()}
 
@@ -58,18 +41,17 @@ def hostfile_commands(selection: HostSelection, job: JobConfig, environ: Mapping
         # over ssh (one connection per node) it stops its ranks when the head's ssh client goes away.
         return node_launcher_argv(stop_on_stdin_eof=node is not None)
 
-    if selection.runner == "ssh":
-        return ssh_commands(nodes, node_argv, env, str(cwd), selection.ssh_port, options=selection.ssh_options)
-    builder = {"pdsh": pdsh_command, "openmpi": openmpi_command, "slurm": slurm_command}[selection.runner]
+    if hosts.runner == "ssh":
+        return ssh_commands(nodes, node_argv, env, str(cwd), hosts.ssh_port, options=hosts.ssh_options)
+    builder = {"pdsh": pdsh_command, "openmpi": openmpi_command, "slurm": slurm_command}[hosts.runner]
     return builder(nodes, node_argv, env, str(cwd))
 
 
 def node_job(job: JobConfig, nodes: Sequence[NodeSpec]) -> JobConfig:
-    """The job every node gets: the head's, with the layout of the selected nodes and without the head's
-    own node part (each node places the job on itself)."""
+    """The job every node gets: the head's (prepared, not placed), with the layout of the selected nodes;
+    each node places it on itself."""
     endpoint = job.rdzv_endpoint or f"{nodes[0].host}:{job.settings.master_port or DEFAULT_MASTER_PORT}"
-    return replace(job, nnodes=str(len(nodes)), node_rank=0, rdzv_endpoint=endpoint,
-                   rdzv_id=job.rdzv_id or uuid.uuid4().hex[:12], node_addr=None, hosts_store=None, node_env={})
+    return replace(job, nnodes=str(len(nodes)), rdzv_endpoint=endpoint, rdzv_id=job.rdzv_id or uuid.uuid4().hex[:12])
 
 
 def describe_commands(commands: Sequence[LaunchCommand]) -> list[tuple[str, str]]:

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from launcher.multinode.errors import SelectionError
-from launcher.multinode.head.hostfile import HostSlots
+from launcher.multinode.head.hostfile import HostSlots, parse_hostfile
 
-__all__ = ["NodeSpec", "select_nodes"]
+__all__ = ["HostFlags", "NodeSpec", "select_nodes"]
 
 _INDEX = re.compile(r"[0-9]+")
 
@@ -29,6 +29,27 @@ class NodeSpec:
     def nproc(self) -> int:
         """How many ranks this node starts."""
         return len(self.slots)
+
+
+@dataclass(frozen=True)
+class HostFlags:
+    """DeepSpeed's resource and runner flags as given (-1: not given)."""
+
+    hostfile: str | None = None
+    include: str = ""
+    exclude: str = ""
+    num_nodes: int = -1
+    num_gpus: int = -1
+    runner: str = "ssh"
+    exports: tuple[str, ...] = ()
+    ssh_port: int | None = None
+    ssh_options: tuple[str, ...] = ()
+
+    def selected_nodes(self) -> tuple[NodeSpec, ...]:
+        """The hostfile's nodes these flags select (a hostfile must be given)."""
+        if self.hostfile is None:
+            raise ValueError("selected_nodes needs a hostfile")
+        return select_nodes(parse_hostfile(self.hostfile), self.include, self.exclude, self.num_nodes, self.num_gpus)
 
 
 def select_nodes(

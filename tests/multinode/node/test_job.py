@@ -34,7 +34,7 @@ def head_job(tmp_path: Path) -> JobConfig:
                            engine=EngineOptions(role="trainer", tee="3"))
     options = LaunchOptions(Program("script", "train.py", ("--lr", "a b")), settings, compile_backend="eager",
                             accelerator="cpu")
-    prepared = prepare_job(options, {"PATH": "/usr/bin"}, tmp_path)
+    prepared = prepare_job(options, {"PATH": "/usr/bin"}, tmp_path, place=False)  # as the head does
     return node_job(prepared.config, NODES)
 
 
