@@ -13,7 +13,6 @@ import json
 import os
 import sys
 import time
-from dataclasses import asdict
 from typing import NoReturn
 
 from accelerators import Accelerator, UnsupportedBackendError, explain_unsupported, get_accelerator, is_import_path
@@ -34,11 +33,7 @@ def install_backend() -> Accelerator:
     source = os.environ.get(SOURCE_VAR, ENV_VAR)
     try:
         accelerator = get_accelerator()
-        build = torch_build()
-        accelerator.assume_supported_backends(facts_cache.backends_for(
-            accelerator.name, asdict(build) if build is not None else None, os.environ,
-            accelerator.supported_compile_backends,
-        ))
+        accelerator.assume_supported_backends(facts_cache.backends_for(accelerator, torch_build(), os.environ))
         accelerator.set_compile_backend(backend)
     except UnsupportedBackendError as exc:
         refuse(str(exc.with_source(source)))

@@ -10,11 +10,11 @@ Otherwise torch decides, as it does in every rank, whose check stays authoritati
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
-from accelerators import Accelerator, detect_accelerator
+from accelerators import detect_accelerator
 from accelerators.detect import detect_from_build
-from accelerators.torch_build import TorchBuild, torch_build
+from accelerators.torch_build import torch_build
 from launcher.resolve import node_facts_cache as facts_cache
 
 __all__ = ["AcceleratorFacts", "accelerator_facts"]
@@ -48,13 +48,6 @@ def accelerator_facts(environ: Mapping[str, str]) -> AcceleratorFacts:
         max_ranks_per_node=accelerator_cls.max_ranks_per_node(),
         default_nproc=accelerator_cls.default_nproc(),
         default_backend=str(accelerator.get_compile_backend()),
-        supported_backends=_supported_backends(accelerator, environ, build),
+        supported_backends=facts_cache.backends_for(accelerator, build, environ),
     )
 
-
-def _supported_backends(
-    accelerator: Accelerator, environ: Mapping[str, str], build: TorchBuild | None
-) -> tuple[str, ...]:
-    return facts_cache.backends_for(
-        accelerator.name, asdict(build) if build is not None else None, environ, accelerator.supported_compile_backends
-    )

@@ -23,12 +23,14 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import asdict
 from pathlib import Path
 
-from accelerators import backend_requirements, backends, registry
+from accelerators import Accelerator, backend_requirements, backends, registry
 from accelerators.backend_requirements import PACKAGE_NEEDED, package_installed
+from accelerators.torch_build import TorchBuild
 from launcher.resolve.safe_read import UnsafeFileError, read_user_text
 
 __all__ = [
@@ -49,16 +51,12 @@ _FORMAT = 1
 _MAX_FILE_BYTES = 1 << 20
 
 
-def backends_for(
-    accelerator: str,
-    torch_build: Mapping[str, object] | None,
-    environ: Mapping[str, str],
-    compute: Callable[[], tuple[str, ...]],
-) -> tuple[str, ...]:
-    """The backend list of `accelerator` from this node's cache, else `compute()`d once for the node and stored."""
+def backends_for(accelerator: Accelerator, build: TorchBuild | None, environ: Mapping[str, str]) -> tuple[str, ...]:
+    """The backends `accelerator` supports on this node, from the node's cache, else walked once for the
+    node (`accelerator.supported_compile_backends`) and stored; `build` is torch's build, from its files."""
     if not cache_enabled(environ):
-        return compute()
-    key = cache_key(accelerator, torch_build)
+        return accelerator.supported_compile_backends()
+    key = cache_key(accelerator.name, asdict(build) if build is not None else None)
     path = cache_file(cache_dir(environ), key)
     cached = load_backends(path, key)
     if cached is not None:
@@ -67,7 +65,7 @@ def backends_for(
         cached = load_backends(path, key)  # another process of this node may have just written it
         if cached is not None:
             return cached
-        names = compute()
+        names = accelerator.supported_compile_backends()
         store_backends(path, key, names)
         return names
 
