@@ -64,8 +64,19 @@ def refuse(message: str) -> NoReturn:
     line = f"rank {rank} on {socket.gethostname()} {REFUSAL_PHRASE}: {message}"
     error_file = os.environ.get("TORCHELASTIC_ERROR_FILE")
     if error_file:
-        with open(error_file, "w", encoding="utf-8") as handle:
-            json.dump({"message": line, "timestamp": int(time.time())}, handle)
+        _write_whole(error_file, {"message": line, "timestamp": int(time.time())})
     else:
         print(f"accel-launch: {line}", file=sys.stderr, flush=True)
     sys.exit(VALIDATION_STATUS)
+
+
+def _write_whole(path: str, record: dict[str, object]) -> None:
+    """Write `record` as JSON under a temporary name, then rename it to `path`.
+
+    The engine reads the error file of every rank it stops; a rank stopped mid-write must leave no
+    file rather than a truncated one, which the engine cannot parse.
+    """
+    temp = f"{path}.{os.getpid()}.tmp"
+    with open(temp, "w", encoding="utf-8") as handle:
+        json.dump(record, handle)
+    os.replace(temp, path)

@@ -1,0 +1,46 @@
+"""The refusal a rank hands the engine: a whole error file, or none at all."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from launcher.rank import backend
+from launcher.run.failure import REFUSAL_PHRASE, VALIDATION_STATUS
+
+
+def test_the_refusal_is_one_json_record_in_the_engines_error_file(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    error_file = tmp_path / "error.json"
+    monkeypatch.setenv("TORCHELASTIC_ERROR_FILE", str(error_file))
+    monkeypatch.setenv("RANK", "3")
+
+    with pytest.raises(SystemExit) as exited:
+        backend.refuse("'nope' (from --compile-backend)")
+
+    assert exited.value.code == VALIDATION_STATUS
+    message = json.loads(error_file.read_text())["message"]
+    assert message.startswith("rank 3 on ") and REFUSAL_PHRASE in message and message.endswith("'nope' (from --compile-backend)")
+    assert [path.name for path in tmp_path.iterdir()] == ["error.json"]
+
+
+def test_a_rank_stopped_while_writing_leaves_no_truncated_error_file(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # The engine parses the error file of every rank it stops; an empty one was an internal error (CI, stop 17).
+    error_file = tmp_path / "error.json"
+    monkeypatch.setenv("TORCHELASTIC_ERROR_FILE", str(error_file))
+
+    def stopped_mid_write(record: object, handle) -> None:
+        handle.write('{"message": "rank 1')
+        raise KeyboardInterrupt  # stands for the SIGTERM the engine sends the other ranks
+
+    monkeypatch.setattr(backend.json, "dump", stopped_mid_write)
+
+    with pytest.raises(KeyboardInterrupt):
+        backend.refuse("'nope' (from --compile-backend)")
+
+    assert not error_file.exists()
