@@ -11,7 +11,7 @@ from accelerators import registry
 from accelerators.abstract import Accelerator
 from accelerators.errors import AcceleratorUnavailableError
 from accelerators.registry import accelerator_class
-from accelerators.torch_build import TorchBuild
+from accelerators.torch_build import TorchBuild, torch_build
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,10 @@ def detect_from_build(environ: Mapping[str, str], build: TorchBuild | None) -> t
 
 @functools.cache
 def get_accelerator() -> Accelerator:
-    """This process's accelerator, detected from os.environ on the first call and then cached."""
-    cls, how = detect_accelerator(os.environ)
+    """This process's accelerator, detected from os.environ on the first call and then cached.
+
+    Where torch's files rule every device out (a CPU-only build), torch is not imported to tell.
+    """
+    cls, how = detect_from_build(os.environ, torch_build()) or detect_accelerator(os.environ)
     log.debug("accelerator %s (%s)", cls.name, how)
     return cls()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from accelerators.detect import detect_from_build
 from accelerators.torch_build import torch_build
 from launcher.resolve import node_facts_cache as facts_cache
 from tests.launches import clean_environ
@@ -18,9 +19,10 @@ from tests.launches import clean_environ
 # A user script that says whether dynamo was imported before it started, then compiles and reports the backend.
 PROBE = """
 import json, os, sys
-started_with_dynamo = "torch._dynamo" in sys.modules
+started_with_dynamo, started_with_torch = "torch._dynamo" in sys.modules, "torch" in sys.modules
 import torch
-record = {"dynamo_before_user_code": started_with_dynamo, "dynamo_after_import_torch": "torch._dynamo" in sys.modules}
+record = {"dynamo_before_user_code": started_with_dynamo, "dynamo_after_import_torch": "torch._dynamo" in sys.modules,
+          "torch_before_user_code": started_with_torch}
 if os.environ.get("PROBE_COMPILE"):
     torch.compile(torch.nn.Linear(2, 2))
     record["default_backend"] = str(torch.compiler.get_default_backend())
@@ -68,7 +70,17 @@ def test_with_current_facts_the_user_starts_before_dynamo_and_compiles_with_the_
     assert done.returncode == 0, done.stderr
     record = last_json(done.stdout)
     assert record == {"dynamo_before_user_code": False, "dynamo_after_import_torch": False,
-                      "default_backend": "aot_eager"}
+                      "torch_before_user_code": False, "default_backend": "aot_eager"}
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.skipif(detect_from_build({}, torch_build()) is None,
+                    reason="only the files of a CPU-only torch rule out every device")
+def test_on_a_cpu_only_torch_the_rank_detects_the_accelerator_without_importing_torch(probe, tmp_path) -> None:
+    plant_cache(tmp_path, ["eager", "inductor"])
+    done = run_bootstrap(probe, tmp_path, "inductor", {"ACCEL_ACCELERATOR": ""})
+    assert done.returncode == 0, done.stderr
+    assert last_json(done.stdout)["torch_before_user_code"] is False
 
 
 @pytest.mark.timeout(120)
