@@ -28,8 +28,8 @@ setup(
     },
     entry_points={
         "console_scripts": [
-            "accel-launch=launcher.cli.command:main",
-            "accel-report=launcher.cli.command:report_main",
+            "accel-launch=launcher.cli.start:main",
+            "accel-report=launcher.cli.start:report_main",
         ],
     },
 )

@@ -1,5 +1,5 @@
-"""`python -m launcher` runs accel-launch (how a node launcher is started on remote nodes)."""
+"""`python -m launcher` runs accel-launch, as the console script does."""
 
-from launcher.cli.command import main
+from launcher.cli.start import main
 
 main()

@@ -22,7 +22,7 @@ from launcher.prepare.job import PreparedJob, check_ports, prepare_job
 from launcher.prepare.plan import format_plan, plan_rows
 from launcher.prepare.validate import check_options
 
-__all__ = ["main", "report_main", "accel_launch"]
+__all__ = ["accel_launch", "run_node_job"]
 
 _CONTEXT = {"allow_interspersed_args": False, "help_option_names": ["-h", "--help"], "max_content_width": 100,
             "auto_envvar_prefix": "PET"}
@@ -145,25 +145,18 @@ def accel_launch(script: str, script_args: tuple[str, ...], module: bool, no_pyt
     _run(job, stop_on_stdin_eof=False)
 
 
-def node_main() -> None:
-    """`python -m launcher.multinode.node`: a node launcher that a hostfile launch's head started; the job
-    comes as data (launcher.multinode.node.job), and this node only places it on itself."""
-    from launcher.cli.last_resort import run_last_resort
-    from launcher.cli.std_streams import guard_std_streams
+def run_node_job() -> None:
+    """A node launcher that a hostfile launch's head started: the job comes as data
+    (launcher.multinode.node.job), and this node only places it on itself."""
     from launcher.multinode.node.job import STOP_ON_STDIN_EOF, read_node_job
     from launcher.prepare.job import place_node_job
 
-    guard_std_streams()
-
-    def node() -> None:
-        try:
-            job = place_node_job(read_node_job(os.environ), dict(os.environ), Path.cwd())
-        except (LaunchError, ValueError) as exc:
-            _fail(str(exc))
-        _configure_logging(job.config.settings.verbose)
-        _run(job, stop_on_stdin_eof=STOP_ON_STDIN_EOF in sys.argv[1:])
-
-    run_last_resort(node)
+    try:
+        job = place_node_job(read_node_job(os.environ), dict(os.environ), Path.cwd())
+    except (LaunchError, ValueError) as exc:
+        _fail(str(exc))
+    _configure_logging(job.config.settings.verbose)
+    _run(job, stop_on_stdin_eof=STOP_ON_STDIN_EOF in sys.argv[1:])
 
 
 def _launch_options(program: Program, values: dict[str, object], verbose: bool) -> LaunchOptions:
@@ -220,21 +213,3 @@ def _fail(message: str) -> None:
 
 def _configure_logging(verbose: bool) -> None:
     logging.basicConfig(format="%(name)s: %(message)s", level=logging.INFO if verbose else logging.WARNING)
-
-
-def main() -> None:
-    """Console script `accel-launch`; `accel-launch report` prints the report. Never ends in a traceback."""
-    from launcher.cli.last_resort import run_last_resort
-    from launcher.cli.std_streams import guard_std_streams
-
-    guard_std_streams()
-    if sys.argv[1:2] == ["report"] and not Path("report").exists():
-        return run_last_resort(lambda: report_main(sys.argv[2:]))
-    run_last_resort(lambda: accel_launch(prog_name="accel-launch"))
-
-
-def report_main(argv: list[str] | None = None) -> None:
-    """Console script `accel-report`."""
-    from launcher.cli.report import report_command
-
-    report_command(args=argv, prog_name="accel-report")

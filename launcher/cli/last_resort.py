@@ -4,13 +4,10 @@ and a stop signal that comes before the job's own handlers (torch elastic's) end
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 import signal
 import sys
 from collections.abc import Callable
-
-from launcher.run.leftovers import remove_own_folders
 
 __all__ = ["run_last_resort", "INTERNAL_ERROR_STATUS", "Stopped"]
 
@@ -41,17 +38,25 @@ def run_last_resort(entry: Callable[[], object]) -> None:
     except SystemExit:
         raise
     except Stopped as stop:
-        remove_own_folders()
+        _remove_own_folders()
         _write(f"accel-launch: stopped by {signal.Signals(stop.signum).name}; no rank was left running")
         os._exit(128 + stop.signum)
     except BaseException as exc:  # noqa: BLE001  (the last resort: anything else is a bug of ours)
-        remove_own_folders()
+        _remove_own_folders()
         detail = " ".join(str(exc).split())[:300]
         _write(f"accel-launch: internal error in accel-launch {_version()}: {type(exc).__name__}: {detail}; {_ISSUES}")
         os._exit(INTERNAL_ERROR_STATUS)
 
 
+def _remove_own_folders() -> None:
+    from launcher.run.leftovers import remove_own_folders  # psutil: not before the handlers are in place
+
+    remove_own_folders()
+
+
 def _version() -> str:
+    import importlib.metadata
+
     try:
         return importlib.metadata.version("accel-launch")
     except importlib.metadata.PackageNotFoundError:

@@ -21,7 +21,7 @@ PLANTED_BUG = (sys.executable, "-c", "import sys; import launcher.run.spawn as s
                "def broken(grace_seconds): raise RuntimeError('a planted bug')\n"
                "spawn.sweep_descendants = broken\n"
                "sys.argv = ['accel-launch', *sys.argv[1:]]\n"
-               "from launcher.cli.command import main\nmain()\n")
+               "from launcher.cli.start import main\nmain()\n")
 # A pause planted after the private folder is made and before any rank starts (torch elastic's own signal
 # handlers are not installed yet); the file `paused` says the launcher is there.
 PLANTED_PAUSE = (sys.executable, "-c", "import os, pathlib, sys, time; import launcher.run.spawn as spawn\n"
@@ -31,7 +31,16 @@ PLANTED_PAUSE = (sys.executable, "-c", "import os, pathlib, sys, time; import la
                  "    return original(config)\n"
                  "spawn.rank_command = paused\n"
                  "sys.argv = ['accel-launch', *sys.argv[1:]]\n"
-                 "from launcher.cli.command import main\nmain()\n")
+                 "from launcher.cli.start import main\nmain()\n")
+# A pause planted in the launcher's first tenth of a second: while click is being imported.
+PAUSE_IN_IMPORTS = (sys.executable, "-c", "import os, pathlib, sys, time\n"
+                    "class Pause:\n"
+                    "    def find_spec(self, name, path=None, target=None):\n"
+                    "        if name == 'click':\n"
+                    "            pathlib.Path(os.environ['RECORD_DIR'], 'paused').touch(); time.sleep(60)\n"
+                    "sys.meta_path.insert(0, Pause())\n"
+                    "sys.argv = ['accel-launch', *sys.argv[1:]]\n"
+                    "from launcher.cli.start import main\nmain()\n")
 
 
 @pytest.mark.timeout(180)
@@ -85,16 +94,19 @@ def test_a_bug_of_ours_is_one_line_asking_for_a_report_and_the_private_folder_is
 
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+@pytest.mark.parametrize(("command", "folders"), [(PAUSE_IN_IMPORTS, 0), (PLANTED_PAUSE, 1)],
+                         ids=["while-importing", "before-the-ranks"])
 def test_a_signal_before_any_rank_starts_ends_with_128_plus_n_one_line_and_nothing_left(start_job, figures,
-                                                                                      tmp_path, sig):
+                                                                                      tmp_path, sig, command,
+                                                                                      folders):
     temp = tmp_path / "tmp"
     temp.mkdir()
-    job = start_job([OK], {"TMPDIR": str(temp)}, command=PLANTED_PAUSE)
+    job = start_job([OK], {"TMPDIR": str(temp)}, command=command)
     deadline = time.monotonic() + 120
     while not (job.record_dir / "paused").exists():
         assert job.proc.poll() is None and time.monotonic() < deadline, job.output()[1]
         time.sleep(0.05)
-    assert len(launcher_leftovers(temp)) == 1  # the private folder exists at this point
+    assert len(launcher_leftovers(temp)) == folders  # the private folder exists once the job is prepared
     finished = job.finish(since=job.send(sig))
 
     assert finished.returncode == SIGNAL_STATUS[sig], finished.stderr
