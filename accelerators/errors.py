@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 
 _SHOWN_MAX = 80
@@ -17,6 +16,8 @@ def shown(value: str) -> str:
 
 def closest(name: str, choices: Sequence[str]) -> str | None:
     """The choice closest to `name`, compared case-insensitively and ignoring surrounding whitespace."""
+    import difflib  # only for a refusal's suggestion: not in every rank's start
+
     by_lower = {choice.lower(): choice for choice in choices}
     matches = difflib.get_close_matches(name.strip().lower(), list(by_lower), n=1)
     return by_lower[matches[0]] if matches else None

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import importlib.metadata
 import importlib.util
 import inspect
 import json
@@ -31,6 +30,7 @@ from pathlib import Path
 from accelerators import Accelerator, backend_requirements, backends, registry
 from accelerators.backend_requirements import PACKAGE_NEEDED, package_installed
 from accelerators.torch_build import TorchBuild
+from launcher.resolve.entry_points import entry_point_pairs
 from launcher.resolve.safe_read import UnsafeFileError, read_user_text
 
 __all__ = [
@@ -89,14 +89,13 @@ def cache_key(accelerator: str, torch_build: Mapping[str, object] | None) -> dic
 
     torch's version is part of `torch_build` (its version.py); only without that is it looked up by name."""
     torch_version = None if torch_build is not None else _distribution_version("torch")
-    entry_points = importlib.metadata.entry_points(group="torch_dynamo_backends")
     return {
         "format": _FORMAT,
         "accelerator": accelerator,
         "python": [sys.version, sys.prefix],
         "torch": torch_version,
         "torch_build": dict(torch_build) if torch_build is not None else None,
-        "entry_points": sorted([ep.name, ep.value] for ep in entry_points),
+        "entry_points": entry_point_pairs("torch_dynamo_backends"),
         "packages": {name: _package_version(name) for name in _vendor_packages()},
         "code": _code_digest(),
     }
@@ -167,9 +166,11 @@ def _vendor_packages() -> list[str]:
 
 
 def _distribution_version(name: str) -> str | None:
+    from importlib import metadata  # only off the rank's usual path: see launcher.resolve.entry_points
+
     try:
-        return importlib.metadata.version(name)
-    except importlib.metadata.PackageNotFoundError:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
         return None
 
 
@@ -177,7 +178,9 @@ def _package_version(package: str) -> str | None:
     """The installed version of `package` (None when absent; its location when it has no metadata)."""
     if not package_installed(package):
         return None
-    for distribution in importlib.metadata.packages_distributions().get(package, [package]):
+    from importlib import metadata
+
+    for distribution in metadata.packages_distributions().get(package, [package]):
         version = _distribution_version(distribution)
         if version is not None:
             return version

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import signal
-import socket
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,6 +83,8 @@ def tail_lines(path: Path, count: int = _TAIL_LINES) -> tuple[str, ...]:
 def failure_from_engine(rank: int, exitcode: int, error_data: object, tail: tuple[str, ...]) -> RankFailure:
     """Build the account from what torch elastic reports for the first failure: the rank's error-file JSON
     (empty when it left none) and the last lines of its stderr."""
+    import socket  # not at import: every rank imports this module for the refusal's words
+
     cause = root_cause(error_data)
     message = cause.exception if cause is not None else ""
     return RankFailure(rank=rank, host=socket.gethostname(), exitcode=exitcode, message=message, output_tail=tail,
