@@ -8,7 +8,7 @@ import socket
 from launcher.prepare.config import JobConfig
 from launcher.run.rank_command import rank_command
 from launcher.run.rank_env import TORCHRUN_VARS
-from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, rendezvous
+from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, rendezvous
 
 __all__ = ["plan_rows", "format_plan"]
 
@@ -45,6 +45,8 @@ def format_plan(rows: list[tuple[str, str]]) -> str:
 
 def _rendezvous_text(config: JobConfig) -> str:
     backend, endpoint, _ = rendezvous(config)
+    if backend == ONE_NODE_BACKEND:
+        return f"this node alone: its own store on a {FREE_PORT[1:-1]}"
     host, _, port = endpoint.rpartition(":")
     engine = backend.removeprefix(AGREEMENT_PREFIX)
     text = f"{engine} at {host}:{FREE_PORT if port == '0' else port}"

@@ -30,7 +30,7 @@ from launcher.run.rank_command import rank_command
 from launcher.run.rank_env import LAUNCHER_PID_VAR
 from launcher.run.rank_output import MARKER_TEMPLATE, prefix_template, rank_prefixes
 from launcher.run.reaper import become_subreaper, sweep_descendants
-from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, rendezvous
+from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, rendezvous
 from launcher.run.restarts import restart_environment
 
 __all__ = ["JobOutcome", "run_job", "silence_engine_logs", "TIMEOUT_STATUS"]
@@ -120,6 +120,10 @@ def _elastic_config(config: JobConfig, log_root: Path):
         from launcher.run.rendezvous.backend_agreement import register_handlers
 
         register_handlers()
+    elif rdzv_backend == ONE_NODE_BACKEND:
+        from launcher.run.rendezvous.one_node import register_one_node
+
+        register_one_node()
     # Our one-node rendezvous on a free port: ranks get MASTER_ADDR=--master-addr, as torchrun's static one
     # gives; with --standalone torchrun lets the engine look up this host's name, and so do we.
     own_free_port = endpoint.endswith(":0") and not engine.standalone

@@ -161,7 +161,7 @@ def test_standalone_runs_one_node_on_a_free_port_also_with_nnodes_1_to_2(script:
     for nnodes in ("1", "1:2"):
         rows = plan(["--standalone", "--nnodes", nnodes, "--nproc-per-node", "2"], script)
         assert rows["nodes"] == ["1 (this is node 0)"] and rows["world size"] == ["2"]
-        assert rows["rendezvous"] == ["c10d at 127.0.0.1:<free port>"]
+        assert rows["rendezvous"] == ["this node alone: its own store on a free port"]
 
 
 def test_nproc_per_node_cpu_is_the_cpus_this_launcher_may_use(script: str) -> None:

@@ -17,7 +17,7 @@ def test_dry_run_prints_backend_source_layout_env_and_command_and_starts_nothing
     assert result.row("accelerator").startswith("cpu (")
     assert result.row("program") == f"{RECORD_RANK} x"
     assert (result.row("nodes"), result.row("ranks per node"), result.row("world size")) == ("1 (this is node 0)", "3", "3")
-    assert result.row("rendezvous") == "c10d at 127.0.0.1:<free port>"
+    assert result.row("rendezvous") == "this node alone: its own store on a free port"
     for rank in range(3):
         assert result.row(f"rank env {rank}").startswith(f"RANK={rank} LOCAL_RANK={rank} WORLD_SIZE=3 ")
     given = result.environment()
@@ -33,6 +33,12 @@ def test_a_given_master_port_makes_a_static_rendezvous_and_reaches_every_rank(cl
     assert result.row("rendezvous") == "static at 127.0.0.1:29111"
     assert all("MASTER_PORT=29111" in result.row(f"rank env {rank}") for rank in (0, 1))
     assert result.row("log dir") == "logs"
+
+
+def test_a_restartable_node_keeps_the_c10d_rendezvous_on_a_free_port(cli: CliRunnerFn) -> None:
+    result = cli(["--dry-run", "--nproc-per-node", "2", "--max-restarts", "1", str(RECORD_RANK)])
+    assert result.status == 0, result.stderr
+    assert result.row("rendezvous") == "c10d at 127.0.0.1:<free port>"
 
 
 def test_with_a_node_range_the_world_size_and_ranks_come_from_the_rendezvous(cli: CliRunnerFn) -> None:

@@ -1,6 +1,7 @@
 """Which rendezvous the engine uses for a job: its backend, endpoint and options.
 
-With more than one node the backend is one of our handlers (`accel-c10d`, `accel-static`, in
+A fixed single node that names no port, no endpoint and no restarts gets our `one-node` handler (its own
+store on a free port, no agreement to wait for: `one_node.py`). With more than one node the backend is one of our handlers (`accel-c10d`, `accel-static`, in
 `backend_agreement`): the engine's own, plus a check that every node resolved one compile backend. They
 are named here, torch-free, so that the plan can show them without importing torch.
 """
@@ -11,21 +12,25 @@ import socket
 
 from launcher.prepare.config import JobConfig
 
-__all__ = ["rendezvous", "AGREEMENT_PREFIX", "DEFAULT_MASTER_PORT"]
+__all__ = ["rendezvous", "AGREEMENT_PREFIX", "DEFAULT_MASTER_PORT", "ONE_NODE_BACKEND"]
 
 AGREEMENT_PREFIX = "accel-"
+ONE_NODE_BACKEND = "one-node"
 DEFAULT_MASTER_PORT = 29500
 
 
 def rendezvous(config: JobConfig) -> tuple[str, str, dict[str, object]]:
     """The engine's rendezvous: the given endpoint; else static at master address and port when a port is
-    given (or static is asked for); else c10d on port 0 of this one node, which picks a free port itself."""
+    given (or static is asked for); else, for one node without restarts, our one-node store on port 0; else
+    c10d on port 0 of this node, which picks a free port itself."""
     settings = config.settings
     timeouts: dict[str, object] = {"timeout": settings.rdzv_timeout, "join_timeout": settings.rdzv_timeout}
     if config.rdzv_endpoint:
         backend, endpoint = settings.rdzv_backend, config.rdzv_endpoint
     elif settings.master_port is not None or settings.rdzv_backend == "static":
         backend, endpoint = "static", f"{settings.master_addr}:{settings.master_port or DEFAULT_MASTER_PORT}"
+    elif config.node_range == (1, 1) and settings.rdzv_backend == "c10d" and settings.max_restarts == 0:
+        backend, endpoint = ONE_NODE_BACKEND, f"{settings.master_addr}:0"
     else:
         backend, endpoint = settings.rdzv_backend, f"{settings.master_addr}:0"
     options = {"rank": config.node_rank, **timeouts} if backend == "static" else timeouts
