@@ -46,7 +46,7 @@ def format_plan(rows: list[tuple[str, str]]) -> str:
 def _rendezvous_text(config: JobConfig) -> str:
     backend, endpoint, _ = rendezvous(config)
     if backend == ONE_NODE_BACKEND:
-        return f"this node alone: its own store on a {FREE_PORT[1:-1]}"
+        return "this node alone: its own store on a free port"
     host, _, port = endpoint.rpartition(":")
     engine = backend.removeprefix(AGREEMENT_PREFIX)
     text = f"{engine} at {host}:{FREE_PORT if port == '0' else port}"

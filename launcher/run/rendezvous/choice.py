@@ -1,9 +1,10 @@
 """Which rendezvous the engine uses for a job: its backend, endpoint and options.
 
 A fixed single node that names no port, no endpoint and no restarts gets our `one-node` handler (its own
-store on a free port, no agreement to wait for: `one_node.py`). With more than one node the backend is one of our handlers (`accel-c10d`, `accel-static`, in
-`backend_agreement`): the engine's own, plus a check that every node resolved one compile backend. They
-are named here, torch-free, so that the plan can show them without importing torch.
+store on a free port, nobody to wait for: `one_node.py`). With more than one node the backend is one of
+our handlers (`accel-c10d`, `accel-static`, in `backend_agreement`): the engine's own, plus a check that
+every node resolved one compile backend. They are named here, torch-free, so that the plan can show them
+without importing torch.
 """
 
 from __future__ import annotations
