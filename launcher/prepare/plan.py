@@ -13,6 +13,7 @@ from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, r
 __all__ = ["plan_rows", "format_plan"]
 
 FREE_PORT = "<free port>"
+FROM_RENDEZVOUS = "<from rendezvous>"
 
 
 def plan_rows(config: JobConfig, detected_by: str) -> list[tuple[str, str]]:
@@ -55,15 +56,19 @@ def _rendezvous_text(config: JobConfig) -> str:
 
 def _rank_env_text(config: JobConfig, local_rank: int, fixed_world: bool) -> str:
     settings = config.settings
+    addr = socket.getfqdn() if settings.engine.standalone else settings.master_addr
     port = FREE_PORT if settings.master_port is None else str(settings.master_port)
-    rank = str(config.node_rank * config.nproc_per_node + local_rank) if fixed_world else "<from rendezvous>"
+    if config.node_range[1] > 1 and rendezvous(config)[0] != AGREEMENT_PREFIX + "static":
+        # Several nodes meeting through c10d: node 0 of the rendezvous tells every rank where it listens.
+        addr, port = "<node 0's address>", FROM_RENDEZVOUS
+    rank = str(config.node_rank * config.nproc_per_node + local_rank) if fixed_world else FROM_RENDEZVOUS
     values = {
         "RANK": rank,
         "LOCAL_RANK": str(local_rank),
         "WORLD_SIZE": config.world_size,
         "LOCAL_WORLD_SIZE": str(config.nproc_per_node),
         "GROUP_RANK": str(config.node_rank),
-        "MASTER_ADDR": socket.getfqdn() if settings.engine.standalone else settings.master_addr,
+        "MASTER_ADDR": addr,
         "MASTER_PORT": port,
         "ROLE_NAME": settings.engine.role,
     }

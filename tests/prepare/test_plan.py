@@ -48,6 +48,16 @@ def test_with_a_node_range_the_world_size_and_ranks_come_from_the_rendezvous(cli
     assert result.row("world size") == "2..4 if every node runs 2"  # 1 to 2 nodes of 2 ranks
     assert result.row("rank env 1").startswith("RANK=<from rendezvous> LOCAL_RANK=1 ")
     assert result.row("rendezvous") == "c10d at 127.0.0.1:29400 (the nodes check they resolved one compile backend)"
+    # c10d's node 0 tells the ranks where it listens; --master-addr plays no part.
+    assert "MASTER_ADDR=<node 0's address> MASTER_PORT=<from rendezvous> " in result.row("rank env 1")
+
+
+def test_several_static_nodes_give_every_rank_the_master_address_and_port(cli: CliRunnerFn) -> None:
+    result = cli(["--dry-run", "--nnodes", "2", "--node-rank", "1", "--master-addr", "10.0.0.1", "--master-port",
+                  "29400", str(RECORD_RANK)])
+    assert result.status == 0, result.stderr
+    assert result.row("rendezvous") == "static at 10.0.0.1:29400 (the nodes check they resolved one compile backend)"
+    assert "GROUP_RANK=1 MASTER_ADDR=10.0.0.1 MASTER_PORT=29400 " in result.row("rank env 0")
 
 
 @pytest.mark.timeout(90)
