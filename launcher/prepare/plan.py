@@ -32,8 +32,9 @@ def plan_rows(config: JobConfig, detected_by: str) -> list[tuple[str, str]]:
     ]
     for name, value in sorted(config.rank_env.items()):
         rows.append(("environment", f"{name}={value}"))
+    master = _master(config)
     for local_rank in range(config.nproc_per_node):
-        rows.append((f"rank env {local_rank}", _rank_env_text(config, local_rank, low == high)))
+        rows.append((f"rank env {local_rank}", _rank_env_text(config, local_rank, low == high, master)))
     rows.append((f"node {config.node_rank} command", shlex.join(rank_command(config))))
     return rows
 
@@ -54,13 +55,19 @@ def _rendezvous_text(config: JobConfig) -> str:
     return f"{text} (the nodes check they resolved one compile backend)" if engine != backend else text
 
 
-def _rank_env_text(config: JobConfig, local_rank: int, fixed_world: bool) -> str:
+def _master(config: JobConfig) -> tuple[str, str]:
+    """MASTER_ADDR and MASTER_PORT as every rank of this node gets them (the same for all of them)."""
     settings = config.settings
-    addr = socket.getfqdn() if settings.engine.standalone else settings.master_addr
-    port = FREE_PORT if settings.master_port is None else str(settings.master_port)
     if config.node_range[1] > 1 and rendezvous(config)[0] != AGREEMENT_PREFIX + "static":
         # Several nodes meeting through c10d: node 0 of the rendezvous tells every rank where it listens.
-        addr, port = "<node 0's address>", FROM_RENDEZVOUS
+        return "<node 0's address>", FROM_RENDEZVOUS
+    addr = socket.getfqdn() if settings.engine.standalone else settings.master_addr
+    return addr, FREE_PORT if settings.master_port is None else str(settings.master_port)
+
+
+def _rank_env_text(config: JobConfig, local_rank: int, fixed_world: bool, master: tuple[str, str]) -> str:
+    settings = config.settings
+    addr, port = master
     rank = str(config.node_rank * config.nproc_per_node + local_rank) if fixed_world else FROM_RENDEZVOUS
     values = {
         "RANK": rank,
