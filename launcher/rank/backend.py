@@ -23,6 +23,7 @@ from launcher.resolve import node_facts_cache as facts_cache
 from launcher.resolve.backend import ENV_VAR
 from launcher.run.failure import REFUSAL_PHRASE, VALIDATION_STATUS
 from launcher.run.rank_env import SOURCE_VAR
+from launcher.whole_file import write_whole
 
 __all__ = ["install_backend", "refuse"]
 
@@ -64,19 +65,10 @@ def refuse(message: str) -> NoReturn:
     line = f"rank {rank} on {socket.gethostname()} {REFUSAL_PHRASE}: {message}"
     error_file = os.environ.get("TORCHELASTIC_ERROR_FILE")
     if error_file:
-        _write_whole(error_file, {"message": line, "timestamp": int(time.time())})
+        # Whole or not at all: the engine parses the error file of every rank it stops, and an empty one
+        # raised inside the engine (CI, stop 17).
+        write_whole(error_file, json.dumps({"message": line, "timestamp": int(time.time())}))
     else:
         print(f"accel-launch: {line}", file=sys.stderr, flush=True)
     sys.exit(VALIDATION_STATUS)
 
-
-def _write_whole(path: str, record: dict[str, object]) -> None:
-    """Write `record` as JSON under a temporary name, then rename it to `path`.
-
-    The engine reads the error file of every rank it stops; a rank stopped mid-write must leave no
-    file rather than a truncated one, which the engine cannot parse.
-    """
-    temp = f"{path}.{os.getpid()}.tmp"
-    with open(temp, "w", encoding="utf-8") as handle:
-        json.dump(record, handle)
-    os.replace(temp, path)

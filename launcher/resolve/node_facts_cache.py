@@ -32,6 +32,7 @@ from accelerators.backend_requirements import PACKAGE_NEEDED, package_installed
 from accelerators.torch_build import TorchBuild
 from launcher.resolve.entry_points import entry_point_pairs
 from launcher.resolve.safe_read import UnsafeFileError, read_user_text
+from launcher.whole_file import write_whole
 
 __all__ = [
     "NO_CACHE_VAR",
@@ -124,20 +125,10 @@ def load_backends(path: Path, key: Mapping[str, object]) -> tuple[str, ...] | No
 
 
 def store_backends(path: Path, key: Mapping[str, object], names: tuple[str, ...]) -> None:
-    """Write the list atomically (temp file, then rename) with mode 0600; a failure only costs the next run."""
-    import tempfile  # only the node's first process needs it: keep it out of every rank's start
-
+    """Write the list whole (temp file, then rename) with mode 0600; a failure only costs the next run."""
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(prefix=".backends-", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump({"key": key, "supported_backends": list(names)}, handle, sort_keys=True)
-            os.chmod(temp, 0o600)
-            os.replace(temp, path)
-        except BaseException:
-            os.unlink(temp)
-            raise
+        write_whole(path, json.dumps({"key": key, "supported_backends": list(names)}, sort_keys=True))
     except OSError as exc:
         logger.debug("could not write the backend cache %s: %s", path, exc)
 

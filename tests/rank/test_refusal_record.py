@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from launcher import whole_file
 from launcher.rank import backend
 from launcher.run.failure import REFUSAL_PHRASE, VALIDATION_STATUS
 
@@ -34,13 +35,13 @@ def test_a_rank_stopped_while_writing_leaves_no_truncated_error_file(
     error_file = tmp_path / "error.json"
     monkeypatch.setenv("TORCHELASTIC_ERROR_FILE", str(error_file))
 
-    def stopped_mid_write(record: object, handle) -> None:
-        handle.write('{"message": "rank 1')
+    def stopped_before_the_rename(source: str, target: str) -> None:
         raise KeyboardInterrupt  # stands for the SIGTERM the engine sends the other ranks
 
-    monkeypatch.setattr(backend.json, "dump", stopped_mid_write)
+    monkeypatch.setattr(whole_file.os, "replace", stopped_before_the_rename)
 
     with pytest.raises(KeyboardInterrupt):
         backend.refuse("'nope' (from --compile-backend)")
 
     assert not error_file.exists()
+    assert list(tmp_path.iterdir()) == []  # nor the temporary file

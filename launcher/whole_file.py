@@ -1,0 +1,28 @@
+"""Writing a file whole or not at all: a temporary file beside it (mode 0600), then a rename.
+
+A reader never sees a half-written file, and a writer stopped part-way leaves the old file or none.
+Used by the facts cache (readers are other processes of the node) and by a rank's refusal (the engine
+reads the error file of every rank it stops).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = ["write_whole"]
+
+
+def write_whole(path: str | Path, text: str) -> None:
+    """Put `text` at `path` through a temporary file in the same folder; OSError when it cannot."""
+    import tempfile  # not at import: every rank imports this module, few ever write
+
+    folder, name = os.path.split(os.fspath(path))
+    fd, temp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder or ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(temp, path)
+    except BaseException:
+        os.unlink(temp)
+        raise
