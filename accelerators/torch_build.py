@@ -9,6 +9,7 @@ torch.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 import os
 from dataclasses import dataclass
@@ -33,8 +34,11 @@ class TorchBuild:
         return not self.device_libraries and all(name in self.fields and self.fields[name] is None for name in names)
 
 
+@functools.cache
 def torch_build() -> TorchBuild | None:
-    """The installed torch's build, or None when torch cannot be found or its version.py cannot be read."""
+    """The installed torch's build, or None when torch cannot be found or its version.py cannot be read.
+
+    Read once per process: a rank's detection and its facts key both ask for it."""
     try:
         spec = importlib.util.find_spec("torch")
     except (ImportError, ValueError):
