@@ -51,12 +51,15 @@ def detect_from_build(environ: Mapping[str, str], build: TorchBuild | None) -> t
     return None
 
 
+def find_accelerator(environ: Mapping[str, str]) -> tuple[type[Accelerator], str]:
+    """What detect_accelerator answers, without importing torch where torch's files settle it (a CPU-only
+    build rules every device out)."""
+    return detect_from_build(environ, torch_build()) or detect_accelerator(environ)
+
+
 @functools.cache
 def get_accelerator() -> Accelerator:
-    """This process's accelerator, detected from os.environ on the first call and then cached.
-
-    Where torch's files rule every device out (a CPU-only build), torch is not imported to tell.
-    """
-    cls, how = detect_from_build(os.environ, torch_build()) or detect_accelerator(os.environ)
+    """This process's accelerator, found from os.environ on the first call (`find_accelerator`), then cached."""
+    cls, how = find_accelerator(os.environ)
     log.debug("accelerator %s (%s)", cls.name, how)
     return cls()

@@ -3,7 +3,7 @@
 The launcher never needs an Accelerator object of its own: only these facts, so that how they are
 obtained (and cached) can change behind one function. Where it can be done soundly they are obtained
 without importing torch: the accelerator is decided from torch's files when they rule every device out
-(`detect_from_build`), and the backend list comes from a cache keyed by what is installed (`facts_cache`).
+(`find_accelerator`), and the backend list comes from a cache keyed by what is installed (`facts_cache`).
 Otherwise torch decides, as it does in every rank, whose check stays authoritative.
 """
 
@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from accelerators import detect_accelerator
-from accelerators.detect import detect_from_build
+from accelerators.detect import find_accelerator
 from accelerators.torch_build import torch_build
 from launcher.resolve import node_facts_cache as facts_cache
 
@@ -36,9 +35,7 @@ class AcceleratorFacts:
 
 def accelerator_facts(environ: Mapping[str, str]) -> AcceleratorFacts:
     """Detect the accelerator for `environ` (ACCEL_ACCELERATOR included) and list its backends."""
-    build = torch_build()
-    found = detect_from_build(environ, build)
-    accelerator_cls, detected_by = found if found is not None else detect_accelerator(environ)
+    accelerator_cls, detected_by = find_accelerator(environ)
     accelerator = accelerator_cls()
     return AcceleratorFacts(
         name=accelerator.name,
@@ -48,6 +45,6 @@ def accelerator_facts(environ: Mapping[str, str]) -> AcceleratorFacts:
         max_ranks_per_node=accelerator_cls.max_ranks_per_node(),
         default_nproc=accelerator_cls.default_nproc(),
         default_backend=str(accelerator.get_compile_backend()),
-        supported_backends=facts_cache.backends_for(accelerator, build, environ),
+        supported_backends=facts_cache.backends_for(accelerator, torch_build(), environ),
     )
 
