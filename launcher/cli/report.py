@@ -1,4 +1,4 @@
-"""`accel-launch report`: what a launch on this machine would use, and why (CONTRACT.md section 5).
+"""`accel-launch report`: what a launch on this machine would use, and why (docs/CONTRACT.md section 5).
 
 The report resolves a launch exactly as `accel-launch` would (launcher.prepare.job) and shows it.
 """

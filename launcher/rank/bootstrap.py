@@ -1,4 +1,4 @@
-"""The first code in every rank (CONTRACT.md section 3).
+"""The first code in every rank (docs/CONTRACT.md section 3).
 
 Run as `python -P -m launcher.rank.bootstrap {script,module,exec} TARGET [ARGS...]` (`-P`: the working
 directory is not searched first, so a user's own `launcher` or `accelerators` cannot stand in for ours).

@@ -3,7 +3,7 @@
 The list depends only on what is installed, so the key is made of what is installed: the torch version
 and build, the `torch_dynamo_backends` entry points (names and values), the vendor packages that add
 or enable backends, the Python environment, and the code that filters the list. Any change there makes
-a new key and thus a new file. The check in every rank stays authoritative (CONTRACT.md section 2).
+a new key and thus a new file. The check in every rank stays authoritative (docs/CONTRACT.md section 2).
 
 Files live in `$XDG_CACHE_HOME/accel-launch/` (default `~/.cache/accel-launch/`), are written atomically
 with mode 0600, and one that is not a small regular file of the expected shape is ignored and rebuilt.

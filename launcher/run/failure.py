@@ -1,4 +1,4 @@
-"""A short account of the first failed rank, instead of the engine's long table (CONTRACT.md section 4)."""
+"""A short account of the first failed rank, instead of the engine's long table (docs/CONTRACT.md section 4)."""
 
 from __future__ import annotations
 

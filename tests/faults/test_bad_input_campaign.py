@@ -1,4 +1,4 @@
-"""The hostile-user campaign's bad input (issue #13): each refused before any rank starts.
+"""Bad input a hostile user tries: each refused before any rank starts.
 
 Exit status 2, one line, no traceback, no rank started, nothing left in TMPDIR, no read that blocks:
 a FIFO, a device or a folder where a file is expected is refused without reading it, and sizes and
