@@ -55,6 +55,7 @@ def test_without_a_binding_nothing_is_pinned() -> None:
     assert apply_cpu_binding({"LOCAL_RANK": "0"}) is None
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_each_rank_runs_pinned_to_its_own_cores(launch: Launcher) -> None:
     cores = sorted(os.sched_getaffinity(0))

@@ -12,6 +12,7 @@ from tests.launches import RECORD_RANK, SCRIPTS, CliRunnerFn, Launcher
 REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_a_script_runs_as_main_like_python_script_py(launch: Launcher) -> None:
     result = launch(["--nproc-per-node", "2", str(RECORD_RANK), "--flag", "a b", "$HOME"])
@@ -32,6 +33,7 @@ def test_a_script_runs_as_main_like_python_script_py(launch: Launcher) -> None:
         assert env["OMP_NUM_THREADS"] is not None and int(env["OMP_NUM_THREADS"]) >= 1
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_a_module_runs_with_dash_m(launch: Launcher) -> None:
     result = launch(["--compile-backend", "eager", "-m", "record_rank", "x"], env={"PYTHONPATH": str(SCRIPTS)})
@@ -42,6 +44,7 @@ def test_a_module_runs_with_dash_m(launch: Launcher) -> None:
     assert record["default_backend"] == "eager"
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_no_python_validates_then_execs_the_program(launch: Launcher, tmp_path: Path) -> None:
     marker = tmp_path / "ran"
@@ -56,6 +59,7 @@ def test_no_python_is_validated_before_the_program_could_run(cli: CliRunnerFn, t
     assert not (tmp_path / "never").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_the_example_trains_on_two_ranks_with_inductor(launch: Launcher) -> None:
     result = launch(["--nproc-per-node", "2", "--compile-backend", "inductor", str(REPO / "examples/train.py"),

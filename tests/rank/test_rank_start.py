@@ -16,6 +16,8 @@ from accelerators.torch_build import torch_build
 from launcher.resolve import node_facts_cache as facts_cache
 from tests.launches import clean_environ
 
+pytestmark = pytest.mark.slow
+
 # A user script that says what was imported before it started (torch, dynamo, importlib.metadata), then
 # compiles and reports the backend.
 PROBE = """

@@ -142,6 +142,7 @@ def test_an_unwritable_cache_dir_costs_only_the_cache(cache_env, tmp_path, walks
     assert len(walks) == 1
 
 
+@pytest.mark.slow
 def test_the_launcher_refuses_a_backend_without_importing_torch(cache_env, tmp_path):
     (tmp_path / "train.py").write_text("print('never runs')\n")
     # The command itself, in a fresh interpreter: a refusal ends it (exit 2) before torch could be imported.

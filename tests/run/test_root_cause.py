@@ -53,6 +53,7 @@ def test_without_an_error_file_the_summary_is_the_stderr_tail_alone(tmp_path: Pa
     assert summary[1:] == ["  last lines of its stderr:", "    boom"]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_a_real_record_decorated_failure_is_named_although_noise_followed_it(launch: Launcher) -> None:
     result = launch([str(SCRIPTS / "record_then_noise.py")])
