@@ -58,8 +58,12 @@ def read_user_bytes(path: str, limit: int = MAX_USER_FILE_BYTES, *, follow_symli
     return data
 
 
-def ownership_problem(info: os.stat_result) -> str | None:
-    """Why a file or folder is not this user's own, or None: owned by another user, or writable by others."""
+def ownership_problem(info: os.stat_result, *, folder: bool = False) -> str | None:
+    """Why `info` (an lstat or fstat) is not a regular file (with `folder`: a folder) of this user's own, or
+    None: it is of another kind, owned by another user, or writable by group or others."""
+    is_kind, kind = (stat.S_ISDIR, "a folder") if folder else (stat.S_ISREG, "a regular file")
+    if not is_kind(info.st_mode):
+        return f"is {_kind(info.st_mode)}, not {kind}"
     if info.st_uid != os.geteuid():
         return f"is owned by uid {info.st_uid}, not by this user (uid {os.geteuid()})"
     if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
@@ -91,6 +95,6 @@ def _open_problem(exc: OSError) -> str:
 
 
 def _kind(mode: int) -> str:
-    kinds = [(stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+    kinds = [(stat.S_ISREG, "a regular file"), (stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
              (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")]
     return next((name for test, name in kinds if test(mode)), "not a file")
