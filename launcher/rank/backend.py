@@ -65,7 +65,7 @@ def refuse(message: str) -> NoReturn:
     line = f"rank {rank} on {socket.gethostname()} {REFUSAL_PHRASE}: {message}"
     error_file = os.environ.get("TORCHELASTIC_ERROR_FILE")
     if error_file:
-        # Whole or not at all: the engine parses the error file of every rank it stops.
+        # Whole or not at all: a half-written record would be reported as an unreadable error file.
         write_whole(error_file, json.dumps({"message": line, "timestamp": int(time.time())}))
     else:
         print(f"accel-launch: {line}", file=sys.stderr, flush=True)

@@ -103,6 +103,15 @@ def test_the_rank_trusts_the_node_cache_and_dynamo_checks_again_when_it_arrives(
 
 
 @pytest.mark.timeout(120)
+def test_the_rank_does_not_trust_a_node_cache_that_others_can_write(probe, tmp_path) -> None:
+    # The same planted claim in a file of mode 0666: the start walks the registry itself and refuses.
+    plant_cache(tmp_path, ["eager", "no_such_backend"]).chmod(0o666)
+    started = run_bootstrap(probe, tmp_path, "no_such_backend")
+    assert started.returncode == 2, started.stderr
+    assert "refused the compile backend" in started.stderr and "Traceback" not in started.stderr
+
+
+@pytest.mark.timeout(120)
 def test_a_backend_missing_from_the_cache_is_looked_up_live_before_a_refusal(probe, tmp_path) -> None:
     plant_cache(tmp_path, ["eager"])
     done = run_bootstrap(probe, tmp_path, "aot_eager", {"PROBE_COMPILE": "1"})
