@@ -11,6 +11,7 @@ import os
 from collections.abc import Mapping, MutableMapping, Sequence
 
 from launcher.errors import UsageError
+from launcher.limits import CORES, whole_number
 
 __all__ = ["CPU_BINDING_VAR", "parse_core_list", "split_cores", "binding_env", "apply_cpu_binding"]
 
@@ -20,17 +21,21 @@ _FLAG = "--bind_core_list"
 
 
 def parse_core_list(text: str) -> tuple[int, ...]:
-    """`1,3-5,7` -> (1, 3, 4, 5, 7), as DeepSpeed reads it; order kept, duplicates dropped."""
-    cores: list[int] = []
+    """`1,3-5,7` -> (1, 3, 4, 5, 7), as DeepSpeed reads it; order kept, duplicates dropped. Every core
+    number is checked against the bound before any range is expanded."""
+    cores: dict[int, None] = {}  # an ordered set
+    named = 0
     for part in text.split(","):
         low, dash, high = part.strip().partition("-")
-        try:
-            span = range(int(low), int(high) + 1) if dash else range(int(low), int(low) + 1)
-        except ValueError:
-            raise UsageError(_FLAG, text, f"{part.strip()!r} is not a core or a range (e.g. 0-3,8)") from None
-        if not span or span.start < 0:
-            raise UsageError(_FLAG, text, f"{part.strip()!r} is not a range of core numbers from low to high")
-        cores.extend(core for core in span if core not in cores)
+        first = whole_number(low, _FLAG, CORES, index=True)
+        last = whole_number(high, _FLAG, CORES, index=True) if dash else first
+        if last < first:
+            raise UsageError(_FLAG, part.strip(), "not a range of core numbers from low to high")
+        named += last - first + 1
+        if named > CORES.maximum:
+            raise UsageError(_FLAG, part.strip(), f"by here the list names more than {CORES.maximum} cores, "
+                             "counting repeats")
+        cores.update(dict.fromkeys(range(first, last + 1)))
     return tuple(cores)
 
 
@@ -40,7 +45,7 @@ def split_cores(cores: Sequence[int], nproc: int, available: set[int], given: st
     missing = sorted(set(cores) - available)
     if missing:
         raise UsageError(_FLAG, given or _ranges(sorted(cores)),
-                         f"core(s) {', '.join(map(str, missing))} are not available to this launcher "
+                         f"core(s) {_ranges(missing)} are not available to this launcher "
                          f"(available: {_ranges(sorted(available))})")
     per_rank = len(cores) // nproc
     if per_rank < 1:

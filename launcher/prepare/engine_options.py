@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 
 from launcher.errors import UsageError
+from launcher.limits import RANKS_PER_NODE, whole_number
 
 __all__ = ["EngineOptions", "parse_rdzv_conf", "parse_std", "parse_ranks_filter"]
 
@@ -72,10 +73,5 @@ def parse_rdzv_conf(text: str) -> dict[str, str]:
 
 def parse_ranks_filter(text: str) -> tuple[int, ...]:
     """`--local-ranks-filter 0,2`: the local ranks whose teed output is shown."""
-    try:
-        ranks = tuple(sorted({int(part) for part in text.split(",")}))
-    except ValueError:
-        raise UsageError("--local-ranks-filter", text, "expected local ranks joined by ',', e.g. 0,1") from None
-    if any(rank < 0 for rank in ranks):
-        raise UsageError("--local-ranks-filter", text, "local ranks are 0 or more")
-    return ranks
+    return tuple(sorted({whole_number(part, "--local-ranks-filter", RANKS_PER_NODE, index=True)
+                         for part in text.split(",")}))

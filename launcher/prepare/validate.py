@@ -17,14 +17,15 @@ from importlib.machinery import PathFinder
 from pathlib import Path
 
 from launcher.errors import ScriptNotFoundError, UsageError
+from launcher.limits import RANKS_PER_NODE, whole_number
 from launcher.prepare.config import LaunchOptions, Program
 from launcher.resolve.safe_read import UnsafeFileError, read_user_bytes
 
-__all__ = ["check_options", "check_program", "MAX_SECONDS", "MAX_GRACE_SECONDS", "MAX_RANKS_PER_NODE", "MAX_SCRIPT_BYTES"]
+__all__ = ["check_options", "check_program", "MAX_SECONDS", "MAX_GRACE_SECONDS", "MAX_SCRIPT_BYTES", "NPROC_WORDS"]
 
 MAX_SECONDS = 366 * 24 * 3600  # a year: beyond it a timer is a mistake (and may overflow)
 MAX_GRACE_SECONDS = 3600
-MAX_RANKS_PER_NODE = 4096
+NPROC_WORDS = ("auto", "gpu", "xpu", "cpu")  # torchrun's: one rank per device, or per CPU
 MAX_SCRIPT_BYTES = 64 << 20
 _NOT_SOURCE = {".pyc", ".pyz", ".zip"}
 _ZIP_MAGIC = b"PK\x03\x04"
@@ -47,8 +48,7 @@ def check_options(options: LaunchOptions, cwd: Path, head: bool = False) -> None
     if settings.timeout is not None:
         _seconds("--timeout", settings.timeout, MAX_SECONDS)
     _seconds("--rdzv-timeout", settings.rdzv_timeout, MAX_SECONDS)
-    if options.nproc_per_node.isdigit() and int(options.nproc_per_node) > MAX_RANKS_PER_NODE:
-        raise UsageError("--nproc-per-node", options.nproc_per_node, f"at most {MAX_RANKS_PER_NODE} ranks per node")
+    _nproc_per_node(options.nproc_per_node)
     if settings.max_restarts > 1000:
         raise UsageError("--max-restarts", settings.max_restarts, "at most 1000")
     if not _HOST.fullmatch(settings.master_addr):
@@ -67,6 +67,16 @@ def check_options(options: LaunchOptions, cwd: Path, head: bool = False) -> None
     if settings.log_dir is not None:
         _log_dir(settings.log_dir)
     check_program(options.program, cwd)
+
+
+def _nproc_per_node(value: str) -> None:
+    """A whole number of ranks within the bound, or one of torchrun's words (resolved on the node)."""
+    if value in NPROC_WORDS:
+        return
+    if value.lstrip("-").isascii() and value.lstrip("-").isdigit():
+        whole_number(value, "--nproc-per-node", RANKS_PER_NODE, minimum=1)
+    else:
+        raise UsageError("--nproc-per-node", value, f"expected a whole number (digits 0-9) or {', '.join(NPROC_WORDS)}")
 
 
 def _seconds(option: str, value: float, limit: float) -> None:

@@ -5,7 +5,8 @@ variables to add to that local process's environment. `node_argv(node)` is the n
 command a node runs; ssh asks for each node's own, the others ask once with `None` and start that
 same command everywhere, each node then finding itself with `node_identity` (from `ACCEL_NODE_HOST`,
 `SLURM_PROCID` or `OMPI_COMM_WORLD_RANK`) and its devices in the node table (`ACCEL_NODE_HOSTS`,
-`ACCEL_NODE_DEVICES`), which every node receives along with `env`.
+`ACCEL_NODE_DEVICES`), which every node receives along with `env`; over ssh a node gets only its own
+row of it (`node_row_env`), so that the head's work grows with the number of nodes, not its square.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 
 from launcher.multinode.head.remote_shell import pdsh_shell_command, shell_command
 from launcher.multinode.head.selection import NodeSpec
-from launcher.multinode.node.table import RANK_VAR, node_table_env
+from launcher.multinode.node.table import node_row_env, node_table_env
 
 __all__ = ["LaunchCommand", "NodeArgv", "ssh_commands", "pdsh_command", "openmpi_command", "slurm_command"]
 
@@ -45,10 +46,9 @@ def ssh_commands(
     base += ["-p", str(port)] if port is not None else []
     base += ["-i", identity_file] if identity_file is not None else []
     base += [word for option in options for word in ("-o", option)]
-    table = node_table_env(nodes)
     commands = []
     for rank, node in enumerate(nodes):
-        node_env = {**env, **table, RANK_VAR: str(rank)}
+        node_env = {**env, **node_row_env(nodes, rank)}
         remote = shell_command(cwd, node_env, node_argv(node))
         commands.append(LaunchCommand((*base, node.host, remote), host=node.host))
     return tuple(commands)

@@ -55,8 +55,8 @@ def test_ssh_starts_one_node_launcher_per_host_each_told_its_rank_and_the_shared
         assert shlex.split(command)[:6] == ["ssh", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=accept-new",
                                             host]
         env, argv = split_env(remote_words(command))
-        assert env["ACCEL_NODE_RANK"] == str(rank)
-        assert (env["ACCEL_NODE_HOSTS"], env["ACCEL_NODE_DEVICES"]) == ("h1,h2", "0,1;0")
+        assert (env["ACCEL_NODE_RANK"], env["ACCEL_NODE_COUNT"]) == (str(rank), "2")
+        assert (env["ACCEL_NODE_HOSTS"], env["ACCEL_NODE_DEVICES"]) == (host, ("0,1", "0")[rank])
         assert argv == [sys.executable, "-m", "launcher.multinode.node", "--stop-on-stdin-eof"]
         job = sent_job(env)
         assert (job.nnodes, job.rdzv_endpoint) == ("2", "h1:29500")
