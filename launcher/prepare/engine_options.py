@@ -56,7 +56,8 @@ def parse_std(flag: str, text: str) -> int | dict[int, int]:
     if _STD_VALUE.fullmatch(text):
         return int(text)
     if _STD_MAP.fullmatch(text):
-        return {int(rank): int(value) for rank, value in (item.split(":") for item in text.split(","))}
+        return {whole_number(rank, flag, RANKS_PER_NODE, index=True): int(value)
+                for rank, value in (item.split(":") for item in text.split(","))}
     raise UsageError(flag, text, "expected 0-3 (0 none, 1 stdout, 2 stderr, 3 both) or per rank, e.g. 0:3,1:0")
 
 

@@ -17,7 +17,7 @@ from importlib.machinery import PathFinder
 from pathlib import Path
 
 from launcher.errors import ScriptNotFoundError, UsageError
-from launcher.limits import RANKS_PER_NODE, whole_number
+from launcher.limits import PORTS, RANKS_PER_NODE, CountError, whole_number
 from launcher.prepare.config import LaunchOptions, Program
 from launcher.resolve.safe_read import UnsafeFileError, read_user_bytes
 
@@ -90,8 +90,16 @@ def _endpoint(value: str) -> None:
     host, sep, port = value.rpartition(":")
     if not sep:
         host, port = value, ""
-    if not _HOST.fullmatch(host) or (port and not (port.isdigit() and 0 < int(port) < 65536)):
+    if not _HOST.fullmatch(host) or (port and not _is_port(port)):
         raise UsageError("--rdzv-endpoint", value, "expected HOST or HOST:PORT with a port from 1 to 65535")
+
+
+def _is_port(text: str) -> bool:
+    try:
+        whole_number(text, "port", PORTS, minimum=1)
+    except CountError:
+        return False
+    return True
 
 
 def _log_dir(value: str) -> None:

@@ -14,13 +14,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from launcher.multinode.errors import MultinodeError
 from launcher.multinode.head.remote_shell import pdsh_shell_command, shell_command
 from launcher.multinode.head.selection import NodeSpec
 from launcher.multinode.node.table import node_row_env, node_table_env
 
-__all__ = ["LaunchCommand", "NodeArgv", "ssh_commands", "pdsh_command", "openmpi_command", "slurm_command"]
+__all__ = ["LaunchCommand", "NodeArgv", "MAX_ARGUMENT_BYTES", "ssh_commands", "pdsh_command", "openmpi_command", "slurm_command"]
 
 NodeArgv = Callable[[NodeSpec | None], list[str]]
+MAX_ARGUMENT_BYTES = 128 * 1024  # Linux's MAX_ARG_STRLEN: one argument, or one NAME=value, with its NUL
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,16 @@ class LaunchCommand:
     argv: tuple[str, ...]
     env: Mapping[str, str] = field(default_factory=dict)
     host: str | None = None
+
+    def __post_init__(self) -> None:
+        words = [*self.argv, *(f"{name}={value}" for name, value in self.env.items())]
+        longest = max(words, key=len)
+        if len(longest.encode()) >= MAX_ARGUMENT_BYTES:
+            raise MultinodeError(
+                f"the {self.argv[0]} command{f' for {self.host}' if self.host else ''} would pass "
+                f"{len(longest.encode())} bytes in one argument or variable ({longest[:30]!r}...), and Linux takes "
+                f"at most {MAX_ARGUMENT_BYTES}: select fewer hosts, or use the ssh runner, which sends each node "
+                "only its own row of the node table")
 
 
 def ssh_commands(

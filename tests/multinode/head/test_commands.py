@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -159,3 +160,18 @@ def test_a_bad_hostfile_or_selection_is_one_line_and_exit_2(
     assert len(lines) == 1 and lines[0].startswith("accel-launch: error: "), result.stderr
     assert fragment in lines[0]
     assert result.stdout == ""
+
+
+@pytest.mark.timeout(60)
+def test_a_10000_host_hostfile_is_read_selected_and_planned_in_a_few_seconds(cli: CliRunnerFn, tmp_path: Path) -> None:
+    # Each ssh node gets its own row of the node table: the whole table in each of 10,000 commands was
+    # 2.5 GB of plan and a minute of work.
+    (tmp_path / "hostfile").write_text("".join(f"host{index} slots=8\n" for index in range(10000)))
+    (tmp_path / "train.py").write_text("")
+    started = time.monotonic()
+    result = cli(["--dry-run", "-H", "hostfile", "train.py"])
+    seconds = time.monotonic() - started
+    assert result.status == 0, result.stderr
+    commands = [value for label, value in result.plan() if label.startswith("node ") and label.endswith(" command")]
+    assert len(commands) == 10000 and max(map(len, commands)) < 20000
+    assert seconds < 10
