@@ -81,8 +81,10 @@ class OneLineCommand(click.Command):
               help="Only these hosts/slots of the hostfile; without one, localhost:0,2 picks local devices.")
 @click.option("-e", "--exclude", default="", metavar="HOST[:SLOTS]@...",
               help="All hosts/slots of the hostfile but these; without one, localhost:1 leaves out a local device.")
-@click.option(*both("num-nodes"), "num_nodes", type=Integer(-1, NODES), default=-1, help="Use the first N hosts of the hostfile.")
-@click.option(*both("num-gpus", "--num-accelerators", "--num_accelerators"), "num_gpus", type=Integer(-1, RANKS_PER_NODE), default=-1,
+@click.option(*both("num-nodes"), "num_nodes", type=Integer(-1, NODES), default=-1,
+              help="Use the first N hosts of the hostfile.")
+@click.option(*both("num-gpus", "--num-accelerators", "--num_accelerators"), "num_gpus",
+              type=Integer(-1, RANKS_PER_NODE), default=-1,
               help="Use the first N slots of each host (without a hostfile: N local ranks).")
 @click.option("--launcher", "runner", type=click.Choice(["ssh", "pdsh", "openmpi", "slurm", *MPI_RUNNERS],
               case_sensitive=False), default="ssh", show_default=True, help="How the hostfile's nodes are reached.")

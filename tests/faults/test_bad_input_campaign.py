@@ -125,7 +125,7 @@ CASES = [
      ["hostfile hosts:1", "at most 4096 ranks per node"]),
     ("hostfile-fifo", ["--hostfile", "hosts", OK], {}, {"hosts": FIFO}, ["hostfile hosts", "is a FIFO"]),
     ("hostfile-too-many-hosts", ["--hostfile", "hosts", OK], {}, {"hosts": MANY_HOSTS},
-     ["hostfile hosts:65537", "at most 65536 nodes"]),
+     ["hostfile hosts:65537", "more than 65536 hosts"]),
     ("hostfile-selection-over-total", ["--hostfile", "hosts", OK], {}, {"hosts": BIG_NODES},
      ["hostfile's selection", "at most 1048576 ranks in the job"]),
     ("hostfile-pdsh-table-too-long", ["--dry-run", "--launcher", "pdsh", "--hostfile", "hosts", OK], {},

@@ -51,7 +51,7 @@ def parse_hostfile_text(text: str, path: str = "<hostfile>") -> tuple[HostSlots,
         first_line[entry.host] = number
         entries.append(entry)
         if len(entries) > NODES.maximum:
-            raise HostfileError(path, f"lists more than {NODES.maximum} hosts ({NODES})", number)
+            raise HostfileError(path, f"lists more than {NODES.maximum} hosts, the most a job may have", number)
     if not entries:
         raise HostfileError(path, "lists no hosts (expected lines like 'worker-0 slots=8')")
     return tuple(entries)

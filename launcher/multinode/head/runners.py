@@ -19,7 +19,8 @@ from launcher.multinode.head.remote_shell import pdsh_shell_command, shell_comma
 from launcher.multinode.head.selection import NodeSpec
 from launcher.multinode.node.table import node_row_env, node_table_env
 
-__all__ = ["LaunchCommand", "NodeArgv", "MAX_ARGUMENT_BYTES", "ssh_commands", "pdsh_command", "openmpi_command", "slurm_command"]
+__all__ = ["LaunchCommand", "NodeArgv", "MAX_ARGUMENT_BYTES", "ssh_commands", "pdsh_command", "openmpi_command",
+           "slurm_command"]
 
 NodeArgv = Callable[[NodeSpec | None], list[str]]
 MAX_ARGUMENT_BYTES = 128 * 1024  # Linux's MAX_ARG_STRLEN: one argument, or one NAME=value, with its NUL
