@@ -14,8 +14,10 @@ from pathlib import Path
 import click
 
 from launcher.cli.dropin import ETCD_BACKENDS, MPI_RUNNERS, translate
+from launcher.cli.numbers import Integer
 from launcher.cli.peer_flags import PEER_NAMES, both, peer_options
 from launcher.errors import LaunchError
+from launcher.limits import NODES, PORTS, RANKS_PER_NODE
 from launcher.multinode.head.selection import HostFlags
 from launcher.prepare.config import LaunchOptions, Program, RunSettings
 from launcher.prepare.job import PreparedJob, check_ports, prepare_job
@@ -49,19 +51,19 @@ class OneLineCommand(click.Command):
 @click.option(*both("nproc-per-node"), "nproc_per_node", default="1", show_default=True, metavar="N|auto",
               help="Ranks on this node; 'auto' = one per device.")
 @click.option("--nnodes", default="1", show_default=True, metavar="N|MIN:MAX", help="Number of nodes.")
-@click.option(*both("node-rank"), "node_rank", type=click.IntRange(min=0),
+@click.option(*both("node-rank"), "node_rank", type=Integer(0, NODES, index=True),
               help="This node's rank (default 0, or what Slurm / OpenMPI / pdsh say).")
 @click.option(*both("master-addr"), "master_addr", default="127.0.0.1", show_default=True,
               help="Address of the node that hosts the store.")
-@click.option(*both("master-port"), "master_port", type=int, help="Port of the store; default: a free port.")
+@click.option(*both("master-port"), "master_port", type=Integer(), help="Port of the store; default: a free port.")
 @click.option(*both("rdzv-backend"), "rdzv_backend", type=click.Choice(["c10d", "static", *ETCD_BACKENDS]), default="c10d",
               show_default=True, help="torch elastic rendezvous backend.")
 @click.option(*both("rdzv-endpoint"), "rdzv_endpoint", default="", metavar="HOST:PORT",
               help="Rendezvous endpoint for multi-node jobs.")
 @click.option(*both("rdzv-id"), "rdzv_id", default="", metavar="ID", help="Job id shared by all nodes.")
-@click.option(*both("rdzv-timeout"), "rdzv_timeout", type=click.IntRange(min=1), default=900, show_default=True,
+@click.option(*both("rdzv-timeout"), "rdzv_timeout", type=Integer(1), default=900, show_default=True,
               help="Seconds to wait for the other nodes.")
-@click.option(*both("max-restarts"), "max_restarts", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option(*both("max-restarts"), "max_restarts", type=Integer(0), default=0, show_default=True,
               help="Restarts of the worker group after a failure.")
 @click.option("-m", "--module", is_flag=True, help="Run SCRIPT as a module, like python -m.")
 @click.option(*both("no-python"), "no_python", is_flag=True, help="Run SCRIPT as a program, not with python.")
@@ -79,13 +81,15 @@ class OneLineCommand(click.Command):
               help="Only these hosts/slots of the hostfile; without one, localhost:0,2 picks local devices.")
 @click.option("-e", "--exclude", default="", metavar="HOST[:SLOTS]@...",
               help="All hosts/slots of the hostfile but these; without one, localhost:1 leaves out a local device.")
-@click.option(*both("num-nodes"), "num_nodes", type=int, default=-1, help="Use the first N hosts of the hostfile.")
-@click.option(*both("num-gpus", "--num-accelerators", "--num_accelerators"), "num_gpus", type=int, default=-1,
+@click.option(*both("num-nodes"), "num_nodes", type=Integer(-1, NODES), default=-1,
+              help="Use the first N hosts of the hostfile.")
+@click.option(*both("num-gpus", "--num-accelerators", "--num_accelerators"), "num_gpus",
+              type=Integer(-1, RANKS_PER_NODE), default=-1,
               help="Use the first N slots of each host (without a hostfile: N local ranks).")
 @click.option("--launcher", "runner", type=click.Choice(["ssh", "pdsh", "openmpi", "slurm", *MPI_RUNNERS],
               case_sensitive=False), default="ssh", show_default=True, help="How the hostfile's nodes are reached.")
 @click.option("--export", "exports", multiple=True, metavar="NAME", help="Send this variable to every node (repeatable).")
-@click.option(*both("ssh-port"), "ssh_port", type=click.IntRange(1, 65535), help="Port of the nodes' sshd.")
+@click.option(*both("ssh-port"), "ssh_port", type=Integer(1, PORTS), help="Port of the nodes' sshd.")
 @click.option(*both("ssh-option"), "ssh_options", multiple=True, metavar="KEY=VALUE",
               help="Extra ssh -o option (repeatable).")
 @peer_options

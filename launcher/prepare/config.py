@@ -14,6 +14,7 @@ import typing
 from dataclasses import dataclass, field, fields, is_dataclass
 
 from launcher.errors import UsageError
+from launcher.limits import NODES, TOTAL_RANKS, check_count, whole_number
 from launcher.prepare.engine_options import EngineOptions
 from launcher.prepare.local_slots import LocalSelection
 from launcher.resolve.backend import ResolvedBackend
@@ -121,6 +122,7 @@ class JobConfig:
             raise UsageError("--nnodes", self.nnodes, "more than one node needs --rdzv-endpoint or --master-port")
         if self.node_rank >= high:
             raise UsageError("--node-rank", self.node_rank, f"must be below --nnodes {self.nnodes}")
+        check_count(high * self.nproc_per_node, "--nnodes times --nproc-per-node", TOTAL_RANKS)
 
     @property
     def node_range(self) -> tuple[int, int]:
@@ -152,10 +154,10 @@ class JobConfig:
 
 def _parse_nnodes(value: str) -> tuple[int, int]:
     low_text, _, high_text = value.partition(":")
-    try:
-        low, high = int(low_text), int(high_text or low_text)
-    except ValueError:
-        raise UsageError("--nnodes", value, "expected N or MIN:MAX with whole numbers") from None
+    texts = (low_text, high_text or low_text)
+    if not all(text.isascii() and text.isdigit() for text in texts):
+        raise UsageError("--nnodes", value, "expected N or MIN:MAX with whole numbers (digits 0-9)")
+    low, high = (whole_number(text, "--nnodes", NODES) for text in texts)
     if low < 1 or high < low:
         raise UsageError("--nnodes", value, "expected 1 <= MIN <= MAX")
     return low, high

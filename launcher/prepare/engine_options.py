@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 
 from launcher.errors import UsageError
+from launcher.limits import RANKS_PER_NODE, whole_number
 
 __all__ = ["EngineOptions", "parse_rdzv_conf", "parse_std", "parse_ranks_filter"]
 
@@ -55,7 +56,8 @@ def parse_std(flag: str, text: str) -> int | dict[int, int]:
     if _STD_VALUE.fullmatch(text):
         return int(text)
     if _STD_MAP.fullmatch(text):
-        return {int(rank): int(value) for rank, value in (item.split(":") for item in text.split(","))}
+        return {whole_number(rank, flag, RANKS_PER_NODE, index=True): int(value)
+                for rank, value in (item.split(":") for item in text.split(","))}
     raise UsageError(flag, text, "expected 0-3 (0 none, 1 stdout, 2 stderr, 3 both) or per rank, e.g. 0:3,1:0")
 
 
@@ -72,10 +74,5 @@ def parse_rdzv_conf(text: str) -> dict[str, str]:
 
 def parse_ranks_filter(text: str) -> tuple[int, ...]:
     """`--local-ranks-filter 0,2`: the local ranks whose teed output is shown."""
-    try:
-        ranks = tuple(sorted({int(part) for part in text.split(",")}))
-    except ValueError:
-        raise UsageError("--local-ranks-filter", text, "expected local ranks joined by ',', e.g. 0,1") from None
-    if any(rank < 0 for rank in ranks):
-        raise UsageError("--local-ranks-filter", text, "local ranks are 0 or more")
-    return ranks
+    return tuple(sorted({whole_number(part, "--local-ranks-filter", RANKS_PER_NODE, index=True)
+                         for part in text.split(",")}))

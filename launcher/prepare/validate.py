@@ -17,14 +17,15 @@ from importlib.machinery import PathFinder
 from pathlib import Path
 
 from launcher.errors import ScriptNotFoundError, UsageError
+from launcher.limits import PORTS, RANKS_PER_NODE, CountError, whole_number
 from launcher.prepare.config import LaunchOptions, Program
 from launcher.resolve.safe_read import UnsafeFileError, read_user_bytes
 
-__all__ = ["check_options", "check_program", "MAX_SECONDS", "MAX_GRACE_SECONDS", "MAX_RANKS_PER_NODE", "MAX_SCRIPT_BYTES"]
+__all__ = ["check_options", "check_program", "MAX_SECONDS", "MAX_GRACE_SECONDS", "MAX_SCRIPT_BYTES", "NPROC_WORDS"]
 
 MAX_SECONDS = 366 * 24 * 3600  # a year: beyond it a timer is a mistake (and may overflow)
 MAX_GRACE_SECONDS = 3600
-MAX_RANKS_PER_NODE = 4096
+NPROC_WORDS = ("auto", "gpu", "xpu", "cpu")  # torchrun's: one rank per device, or per CPU
 MAX_SCRIPT_BYTES = 64 << 20
 _NOT_SOURCE = {".pyc", ".pyz", ".zip"}
 _ZIP_MAGIC = b"PK\x03\x04"
@@ -47,8 +48,7 @@ def check_options(options: LaunchOptions, cwd: Path, head: bool = False) -> None
     if settings.timeout is not None:
         _seconds("--timeout", settings.timeout, MAX_SECONDS)
     _seconds("--rdzv-timeout", settings.rdzv_timeout, MAX_SECONDS)
-    if options.nproc_per_node.isdigit() and int(options.nproc_per_node) > MAX_RANKS_PER_NODE:
-        raise UsageError("--nproc-per-node", options.nproc_per_node, f"at most {MAX_RANKS_PER_NODE} ranks per node")
+    _nproc_per_node(options.nproc_per_node)
     if settings.max_restarts > 1000:
         raise UsageError("--max-restarts", settings.max_restarts, "at most 1000")
     if not _HOST.fullmatch(settings.master_addr):
@@ -69,6 +69,16 @@ def check_options(options: LaunchOptions, cwd: Path, head: bool = False) -> None
     check_program(options.program, cwd)
 
 
+def _nproc_per_node(value: str) -> None:
+    """A whole number of ranks within the bound, or one of torchrun's words (resolved on the node)."""
+    if value in NPROC_WORDS:
+        return
+    if value.lstrip("-").isascii() and value.lstrip("-").isdigit():
+        whole_number(value, "--nproc-per-node", RANKS_PER_NODE, minimum=1)
+    else:
+        raise UsageError("--nproc-per-node", value, f"expected a whole number (digits 0-9) or {', '.join(NPROC_WORDS)}")
+
+
 def _seconds(option: str, value: float, limit: float) -> None:
     if not math.isfinite(value):
         raise UsageError(option, str(value), "expected a finite number of seconds")
@@ -80,8 +90,16 @@ def _endpoint(value: str) -> None:
     host, sep, port = value.rpartition(":")
     if not sep:
         host, port = value, ""
-    if not _HOST.fullmatch(host) or (port and not (port.isdigit() and 0 < int(port) < 65536)):
+    if not _HOST.fullmatch(host) or (port and not _is_port(port)):
         raise UsageError("--rdzv-endpoint", value, "expected HOST or HOST:PORT with a port from 1 to 65535")
+
+
+def _is_port(text: str) -> bool:
+    try:
+        whole_number(text, "port", PORTS, minimum=1)
+    except CountError:
+        return False
+    return True
 
 
 def _log_dir(value: str) -> None:

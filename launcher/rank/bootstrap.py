@@ -34,7 +34,11 @@ def main(argv: list[str] | None = None) -> None:
     """Validate, then run the program; exits 2 with one line on stderr when the backend is refused."""
     mode, target, *args = sys.argv[1:] if argv is None else argv
     _die_with_launcher()
-    apply_cpu_binding()
+    try:
+        apply_cpu_binding()
+    except ValueError as exc:  # the launcher checked it; a value changed since, or another node's cores
+        print(f"accel-launch: rank {os.environ.get('RANK', '?')}: {exc}", file=sys.stderr, flush=True)
+        sys.exit(2)
     try:
         accelerator = install_backend()
         bridge_deepspeed(accelerator)

@@ -22,6 +22,9 @@ OK = script("ok.py")
 DEEP = "[" * 100_000 + "]" * 100_000
 TOO_BIG = " " * (1 << 20) + "{}"
 STATIC = ["--rdzv-backend", "static", "--master-port", "29999"]
+SLURM_ONE = {"SLURM_PROCID": "0", "SLURM_NTASKS": "1", "SLURM_NNODES": "1"}
+MANY_HOSTS = "".join(f"h{index} slots=1\n" for index in range(65537))
+BIG_NODES = "".join(f"h{index} slots=4096\n" for index in range(257))
 
 # (id, launcher args, environment, files in the working directory, fragments the error line must hold)
 CASES = [
@@ -89,13 +92,65 @@ CASES = [
     ("env-file-too-big", ["--env-file", "job.env", OK], {}, {"job.env": "A=" + "x" * (1 << 20)}, ["larger than"]),
     ("env-file-backend-typo", ["--env-file", "job.env", OK], {}, {"job.env": "ACCEL_COMPILE_BACKEND=eagr\n"},
      ["'eagr' (from ACCEL_COMPILE_BACKEND)", "did you mean 'eager'?"]),
+    # Every count bounded before it is expanded (launcher/limits.py), from every source; ASCII digits only.
+    ("num-gpus-huge", ["--num_gpus", "99999", OK], {}, {}, ["--num_gpus", "at most 4096 ranks per node"]),
+    ("nproc-arabic-indic-digit", ["--nproc-per-node", "\u0663", OK], {}, {}, ["--nproc-per-node", "digits 0-9"]),
+    ("nproc-fullwidth-digit", ["--nproc-per-node", "\uff12", OK], {}, {}, ["--nproc-per-node", "digits 0-9"]),
+    ("nproc-underscore", ["--nproc-per-node", "1_0", OK], {}, {}, ["--nproc-per-node", "'1_0'", "digits 0-9"]),
+    ("nnodes-max-huge", ["--nnodes", "1:99999999999999999999", "--rdzv-endpoint", "h:29500", OK], {}, {},
+     ["--nnodes", "at most 65536 nodes"]),
+    ("nnodes-times-nproc-over-total", ["--nnodes", "300", "--nproc-per-node", "4096", "--rdzv-endpoint", "h:29500",
+                                       OK], {}, {}, ["--nnodes", "at most 1048576 ranks in the job"]),
+    ("node-rank-huge", ["--node-rank", "99999999999999999999", OK], {}, {}, ["--node-rank", "must be below 65536"]),
+    ("node-rank-arabic-indic-digit", ["--node-rank", "\u0661", OK], {}, {}, ["--node-rank", "digits 0-9"]),
+    ("num-nodes-huge", ["--num_nodes", "99999999999999999999", OK], {}, {}, ["--num_nodes", "at most 65536 nodes"]),
+    ("master-port-fullwidth-digit", ["--master-port", "\uff13", OK], {}, {}, ["--master-port", "digits 0-9"]),
+    ("rdzv-endpoint-port-arabic-indic", ["--rdzv-endpoint", "h:\u0663", OK], {}, {}, ["--rdzv-endpoint", "1 to 65535"]),
+    ("local-ranks-filter-huge", ["--local-ranks-filter", "99999999999999999999", OK], {}, {},
+     ["--local-ranks-filter", "must be below 4096"]),
+    ("local-ranks-filter-underscore", ["--local-ranks-filter", "1_0", OK], {}, {}, ["--local-ranks-filter", "0-9"]),
+    ("tee-rank-huge", ["--tee", "99999:3", OK], {}, {}, ["--tee", "must be below 4096"]),
+    ("bind-core-list-empty", ["--bind_core_list", "", OK], {}, {}, ["--bind_core_list", "give cores like 0-3,8"]),
+    ("bind-core-list-huge-range", ["--bind_core_list", "0-99999999999", OK], {}, {},
+     ["--bind_core_list", "must be below 65536"]),
+    ("bind-core-list-many-repeats", ["--bind_core_list", ",".join(["0-65535"] * 3), OK], {}, {},
+     ["--bind_core_list", "more than 65536 cores"]),
+    ("cpu-binding-env-not-a-number", [OK], {"ACCEL_CPU_BINDING": "x"}, {}, ["ACCEL_CPU_BINDING", "'x'"]),
+    ("cpu-binding-env-file-underscore", [OK], {}, {".env": "ACCEL_CPU_BINDING=1_0\n"}, ["ACCEL_CPU_BINDING", "'1_0'"]),
+    ("cpu-binding-env-core-missing", [OK], {"ACCEL_CPU_BINDING": "65535"}, {},
+     ["ACCEL_CPU_BINDING", "65535 are not available"]),
+    ("include-local-slot-huge", ["--include", "localhost:99999", OK], {}, {}, ["--include", "must be below 4096"]),
+    ("include-local-slot-arabic-indic", ["--include", "localhost:\u0661", OK], {}, {}, ["--include", "0-9"]),
+    ("hostfile-slots-huge", ["--hostfile", "hosts", OK], {}, {"hosts": "a slots=99999999999999999999\n"},
+     ["hostfile hosts:1", "at most 4096 ranks per node"]),
+    ("hostfile-fifo", ["--hostfile", "hosts", OK], {}, {"hosts": FIFO}, ["hostfile hosts", "is a FIFO"]),
+    ("hostfile-too-many-hosts", ["--hostfile", "hosts", OK], {}, {"hosts": MANY_HOSTS},
+     ["hostfile hosts:65537", "more than 65536 hosts"]),
+    ("hostfile-selection-over-total", ["--hostfile", "hosts", OK], {}, {"hosts": BIG_NODES},
+     ["hostfile's selection", "at most 1048576 ranks in the job"]),
+    ("hostfile-pdsh-table-too-long", ["--dry-run", "--launcher", "pdsh", "--hostfile", "hosts", OK], {},
+     {"hosts": "".join(f"host{index} slots=8\n" for index in range(10000))}, ["pdsh command", "at most 131072"]),
+    ("hostfile-include-slot-arabic-indic", ["--hostfile", "hosts", "--include", "a:\u0661", OK], {},
+     {"hosts": "a slots=2\n"}, ["--include", "not a slot number"]),
+    ("accel-env-file-not-utf8", ["--dry-run", "--hostfile", "hosts", OK], {},
+     {"hosts": "a slots=1\n", ".accel_env": b"A=\xff\n"}, [".accel_env", "is not UTF-8"]),
+    ("slurm-nodelist-huge-range", ["--dry-run", OK], {**SLURM_ONE, "SLURM_JOB_NODELIST": "n[0-999999999]"}, {},
+     ["SLURM_JOB_NODELIST", "more than 65536 hosts"]),
+    ("slurm-ntasks-huge", [OK], {"SLURM_PROCID": "0", "SLURM_NTASKS": "99999999999999999999"}, {},
+     ["SLURM_NTASKS", "at most 65536 nodes"]),
+    ("slurm-procid-fullwidth-digit", [OK], {**SLURM_ONE, "SLURM_PROCID": "\uff10"}, {}, ["SLURM_PROCID", "0-9"]),
+    ("openmpi-size-huge", [OK], {"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "70000"}, {},
+     ["OMPI_COMM_WORLD_SIZE", "at most 65536 nodes"]),
+    ("node-table-device-huge", [OK], {"ACCEL_NODE_RANK": "0", "ACCEL_NODE_HOSTS": "a", "ACCEL_NODE_DEVICES": "99999"},
+     {}, ["ACCEL_NODE_DEVICES", "must be below 4096"]),
 ]
 
 
 REAL = {"grace-period-nan", "rdzv-endpoint-port-too-big", "option-typo", "no-script", "module-and-no-python",
         "log-dir-under-a-file", "script-fifo", "script-device", "script-syntax-error", "module-missing",
         "ds-config-fifo-from-script-arg", "ds-config-too-big", "ds-config-deeply-nested", "env-file-fifo",
-        "env-file-nul", "env-file-backend-typo", "accelerator-blank-env"}
+        "env-file-nul", "env-file-backend-typo", "accelerator-blank-env", "num-gpus-huge", "hostfile-fifo",
+        "slurm-nodelist-huge-range", "bind-core-list-huge-range", "hostfile-slots-huge"}
 
 
 @pytest.mark.timeout(60)

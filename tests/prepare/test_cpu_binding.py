@@ -22,8 +22,10 @@ def test_a_core_list_is_read_as_deepspeed_reads_it(text: str, cores: tuple[int, 
     assert parse_core_list(text) == cores
 
 
-@pytest.mark.parametrize("text", ["", "a", "3-1", "-1", "1-"])
-def test_a_malformed_core_list_is_a_usage_error(text: str) -> None:
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize("text", ["", "a", "3-1", "-1", "1-", "0-99999999999", "65536", "\u0660-\u0663", "1_0",
+                                  ",".join(["0-65535"] * 2), "0-" + "9" * 5000])
+def test_a_malformed_or_unbounded_core_list_is_a_usage_error_before_any_range_is_expanded(text: str) -> None:
     with pytest.raises(UsageError, match="--bind_core_list"):
         parse_core_list(text)
 
@@ -49,6 +51,13 @@ def test_apply_cpu_binding_pins_the_process_to_its_local_ranks_share() -> None:
     env = {**os.environ, CPU_BINDING_VAR: f"0;{core}", "LOCAL_RANK": "1"}
     out = subprocess.run([sys.executable, "-c", code], env=env, cwd=REPO, capture_output=True, text=True, check=True)
     assert out.stdout.split() == [f"[{core}]", f"[{core}]"]
+
+
+@pytest.mark.parametrize("value", ["x", "0;x", "1_0", ";", "99999"])
+def test_a_malformed_binding_in_a_rank_is_a_one_line_value_error_naming_the_variable(value: str) -> None:
+    with pytest.raises(ValueError, match=CPU_BINDING_VAR) as caught:
+        apply_cpu_binding({CPU_BINDING_VAR: value, "LOCAL_RANK": "0"})
+    assert "\n" not in str(caught.value)
 
 
 def test_without_a_binding_nothing_is_pinned() -> None:

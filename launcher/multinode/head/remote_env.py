@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from launcher.multinode.errors import RemoteEnvError
+from launcher.resolve.safe_read import UnsafeFileError, read_user_text
 
 __all__ = ["ENV_FILE_NAME", "VARIABLE_NAME", "find_env_file", "parse_env_file_text", "remote_env"]
 
@@ -49,9 +50,9 @@ def find_env_file(cwd: Path, home: Path) -> Path | None:
 
 def _read_env_file(path: Path) -> dict[str, str]:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RemoteEnvError(str(path), f"cannot be read ({exc})") from None
+        text = read_user_text(str(path))
+    except UnsafeFileError as exc:
+        raise RemoteEnvError(str(path), str(exc)) from None
     return parse_env_file_text(text, str(path))
 
 

@@ -10,12 +10,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from launcher.limits import TOTAL_RANKS
 from launcher.multinode.errors import SelectionError
 from launcher.multinode.head.hostfile import HostSlots, parse_hostfile
 
 __all__ = ["HostFlags", "NodeSpec", "select_nodes"]
 
-_INDEX = re.compile(r"[0-9]+")
+_INDEX = re.compile(r"[0-9]{1,18}")
+_HOSTS_SHOWN = 5
 
 
 @dataclass(frozen=True)
@@ -62,18 +64,18 @@ def select_nodes(
         if given and (num_nodes != -1 or num_gpus != -1):
             which = "--num-nodes" if num_nodes != -1 else "--num-gpus"
             raise SelectionError(flag, given, f"cannot be combined with {which}")
-    pool = {entry.host: tuple(range(entry.slots)) for entry in hosts}
+    pool = {entry.host: range(entry.slots) for entry in hosts}
     if include:
         chosen = _include(pool, include)
     elif exclude:
         chosen = _exclude(pool, exclude)
     else:
-        chosen = dict(pool)
+        chosen = {host: tuple(slots) for host, slots in pool.items()}
     nodes = [NodeSpec(host, chosen[host]) for host in pool if chosen.get(host)]
     return _limit(nodes, num_nodes, num_gpus)
 
 
-def _parse(flag: str, text: str, pool: dict[str, tuple[int, ...]]) -> list[tuple[str, list[int] | None]]:
+def _parse(flag: str, text: str, pool: dict[str, range]) -> list[tuple[str, list[int] | None]]:
     """`host[:i,j]@...` as (host, indices or None for the whole host), each checked against the pool."""
     parts = []
     for part in text.split("@"):
@@ -81,7 +83,7 @@ def _parse(flag: str, text: str, pool: dict[str, tuple[int, ...]]) -> list[tuple
         if not host:
             raise SelectionError(flag, part, "empty host name (expected host or host:0,1, joined by '@')")
         if host not in pool:
-            raise SelectionError(flag, part, f"host {host!r} is not in the hostfile ({', '.join(pool)})")
+            raise SelectionError(flag, part, f"host {host!r} is not in the hostfile ({_some(pool)})")
         if not colon:
             parts.append((host, None))
             continue
@@ -96,19 +98,24 @@ def _parse(flag: str, text: str, pool: dict[str, tuple[int, ...]]) -> list[tuple
     return parts
 
 
-def _include(pool: dict[str, tuple[int, ...]], text: str) -> dict[str, tuple[int, ...]]:
-    chosen: dict[str, list[int]] = {}
+def _some(pool: dict[str, range]) -> str:
+    """The first few hosts of the hostfile, for a message that stays one short line."""
+    shown = ", ".join(list(pool)[:_HOSTS_SHOWN])
+    return shown if len(pool) <= _HOSTS_SHOWN else f"{shown}, ... {len(pool)} hosts"
+
+
+def _include(pool: dict[str, range], text: str) -> dict[str, tuple[int, ...]]:
+    chosen: dict[str, dict[int, None]] = {}  # an ordered set per host
     for host, slots in _parse("--include", text, pool):
-        kept = chosen.setdefault(host, [])
-        kept.extend(slot for slot in (pool[host] if slots is None else slots) if slot not in kept)
+        chosen.setdefault(host, {}).update(dict.fromkeys(pool[host] if slots is None else slots))
     return {host: tuple(slots) for host, slots in chosen.items()}
 
 
-def _exclude(pool: dict[str, tuple[int, ...]], text: str) -> dict[str, tuple[int, ...]]:
-    chosen = dict(pool)
+def _exclude(pool: dict[str, range], text: str) -> dict[str, tuple[int, ...]]:
+    dropped: dict[str, set[int]] = {}
     for host, slots in _parse("--exclude", text, pool):
-        dropped = set(pool[host] if slots is None else slots)
-        chosen[host] = tuple(slot for slot in chosen[host] if slot not in dropped)
+        dropped.setdefault(host, set()).update(pool[host] if slots is None else slots)
+    chosen = {host: tuple(slot for slot in slots if slot not in dropped.get(host, ())) for host, slots in pool.items()}
     if not any(chosen.values()):
         raise SelectionError("--exclude", text, "excludes every slot of every host")
     return chosen
@@ -128,4 +135,7 @@ def _limit(nodes: list[NodeSpec], num_nodes: int, num_gpus: int) -> tuple[NodeSp
         if short is not None:
             raise SelectionError("--num-gpus", str(num_gpus), f"host {short.host!r} has only {short.nproc} slots")
         nodes = [NodeSpec(node.host, node.slots[:num_gpus]) for node in nodes]
+    total = sum(node.nproc for node in nodes)
+    if total > TOTAL_RANKS.maximum:
+        raise SelectionError("the hostfile's selection", f"{total} ranks on {len(nodes)} nodes", str(TOTAL_RANKS))
     return tuple(nodes)

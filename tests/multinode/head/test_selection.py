@@ -87,6 +87,21 @@ def test_a_bad_selection_names_the_flag_and_the_bad_part(kwargs: dict, flag: str
     assert words in str(caught.value)
 
 
+@pytest.mark.timeout(30)
+def test_a_host_named_again_and_again_keeps_each_slot_once_in_order_without_quadratic_work() -> None:
+    hosts = [HostSlots("a", 4096), HostSlots("b", 1)]
+    (node,) = select_nodes(hosts, include="@".join(["a:4095,0", "a"] * 5000))
+    assert node.slots == (4095, *range(4095))
+    nodes = select_nodes(hosts, exclude="@".join(["a:1"] * 10000 + ["b"]))
+    assert nodes == (NodeSpec("a", (0, *range(2, 4096))),)
+
+
+def test_an_unknown_host_names_only_the_first_few_of_a_long_hostfile() -> None:
+    hosts = [HostSlots(f"h{index}", 1) for index in range(10000)]
+    with pytest.raises(SelectionError, match=r"not in the hostfile \(h0, h1, h2, h3, h4, \.\.\. 10000 hosts\)"):
+        select_nodes(hosts, include="zz")
+
+
 @given(st.text(), st.booleans())
 def test_any_filter_text_gives_nodes_or_a_selection_error(text: str, include: bool) -> None:
     try:

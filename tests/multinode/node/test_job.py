@@ -17,7 +17,7 @@ from launcher.multinode.errors import NodeIdentityError
 from launcher.multinode.head.commands import node_job
 from launcher.multinode.head.selection import NodeSpec
 from launcher.multinode.node.job import NODE_JOB_VAR, read_node_job
-from launcher.multinode.node.table import node_table_env
+from launcher.multinode.node.table import node_row_env, node_table_env
 from launcher.prepare.config import JobConfig, LaunchOptions, Program, RunSettings
 from launcher.prepare.cpu_binding import CPU_BINDING_VAR
 from launcher.prepare.engine_options import EngineOptions
@@ -43,9 +43,11 @@ def test_the_job_survives_its_trip_as_json_unchanged(head_job: JobConfig) -> Non
     assert (head_job.nnodes, head_job.rdzv_endpoint, head_job.node_env) == ("2", "hosta:29500", {})
 
 
-def test_a_node_places_the_heads_job_without_resolving_anything_again(head_job: JobConfig, tmp_path: Path) -> None:
-    environ = {**node_table_env(NODES), "ACCEL_NODE_RANK": "1", "ACCEL_COMPILE_BACKEND": "inductor",
-               NODE_JOB_VAR: head_job.to_json()}
+@pytest.mark.parametrize("table", [{**node_table_env(NODES), "ACCEL_NODE_RANK": "1"}, node_row_env(NODES, 1)],
+                         ids=["whole-table", "own-row-as-ssh-sends-it"])
+def test_a_node_places_the_heads_job_without_resolving_anything_again(head_job: JobConfig, tmp_path: Path,
+                                                                        table: dict[str, str]) -> None:
+    environ = {**table, "ACCEL_COMPILE_BACKEND": "inductor", NODE_JOB_VAR: head_job.to_json()}
     placed = place_node_job(read_node_job(environ), environ, tmp_path).config
 
     assert placed.backend == head_job.backend  # the node's own ACCEL_COMPILE_BACKEND does not count
