@@ -1,7 +1,8 @@
 """Choose nodes and device slots from a hostfile: `--include` / `--exclude` (`host1:0,1@host2`),
 `--num-nodes`, `--num-gpus`, with DeepSpeed's semantics.
 
-The result keeps the hostfile's order, and a node's rank is its position in it.
+The result keeps the hostfile's order, and a node's rank is its position in it; a host's slots are in
+increasing order, however the filter named them, as DeepSpeed's own parser gives them.
 """
 
 from __future__ import annotations
@@ -75,27 +76,24 @@ def select_nodes(
     return _limit(nodes, num_nodes, num_gpus)
 
 
-def _parse(flag: str, text: str, pool: dict[str, range]) -> list[tuple[str, list[int] | None]]:
-    """`host[:i,j]@...` as (host, indices or None for the whole host), each checked against the pool."""
-    parts = []
+def _parse(flag: str, text: str, pool: dict[str, range]) -> dict[str, tuple[int, ...] | None]:
+    """`host[:i,j]@...` as DeepSpeed reads it: each host's slots from all its parts, merged and sorted, or
+    None (the whole host) when no part of it names a slot; every host and slot checked against the pool."""
+    named: dict[str, set[int]] = {}
     for part in text.split("@"):
         host, colon, indices = part.partition(":")
         if not host:
             raise SelectionError(flag, part, "empty host name (expected host or host:0,1, joined by '@')")
         if host not in pool:
             raise SelectionError(flag, part, f"host {host!r} is not in the hostfile ({_some(pool)})")
-        if not colon:
-            parts.append((host, None))
-            continue
-        slots = []
-        for index in indices.split(","):
+        slots = named.setdefault(host, set())
+        for index in indices.split(",") if colon else ():
             if not _INDEX.fullmatch(index):
                 raise SelectionError(flag, part, f"{index!r} is not a slot number (expected host:0,1)")
             if int(index) not in pool[host]:
                 raise SelectionError(flag, part, f"host {host!r} has slots 0-{len(pool[host]) - 1}, not {index}")
-            slots.append(int(index))
-        parts.append((host, slots))
-    return parts
+            slots.add(int(index))
+    return {host: tuple(sorted(slots)) if slots else None for host, slots in named.items()}
 
 
 def _some(pool: dict[str, range]) -> str:
@@ -105,16 +103,13 @@ def _some(pool: dict[str, range]) -> str:
 
 
 def _include(pool: dict[str, range], text: str) -> dict[str, tuple[int, ...]]:
-    chosen: dict[str, dict[int, None]] = {}  # an ordered set per host
-    for host, slots in _parse("--include", text, pool):
-        chosen.setdefault(host, {}).update(dict.fromkeys(pool[host] if slots is None else slots))
-    return {host: tuple(slots) for host, slots in chosen.items()}
+    return {host: tuple(pool[host]) if slots is None else slots
+            for host, slots in _parse("--include", text, pool).items()}
 
 
 def _exclude(pool: dict[str, range], text: str) -> dict[str, tuple[int, ...]]:
-    dropped: dict[str, set[int]] = {}
-    for host, slots in _parse("--exclude", text, pool):
-        dropped.setdefault(host, set()).update(pool[host] if slots is None else slots)
+    dropped = {host: set(pool[host] if slots is None else slots)
+               for host, slots in _parse("--exclude", text, pool).items()}
     chosen = {host: tuple(slot for slot in slots if slot not in dropped.get(host, ())) for host, slots in pool.items()}
     if not any(chosen.values()):
         raise SelectionError("--exclude", text, "excludes every slot of every host")
