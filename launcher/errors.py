@@ -18,6 +18,7 @@ __all__ = [
     "AcceleratorChoiceError",
     "RefusedFlagError",
     "FlagConflictError",
+    "WorkingDirectoryError",
 ]
 
 
@@ -106,3 +107,12 @@ class FlagConflictError(LaunchError):
     def __init__(self, flag: str, problem: str) -> None:
         self.flag, self.problem = flag, problem
         super().__init__(f"{flag}: {problem}")
+
+
+class WorkingDirectoryError(LaunchError):
+    """The working directory, which every rank would start in, cannot be used (it was removed)."""
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+        super().__init__(f"the working directory cannot be used ({problem.lower()}: was it removed?); "
+                         "cd to an existing folder and launch again")

@@ -12,7 +12,7 @@ from collections.abc import Mapping, MutableMapping, Sequence
 
 from launcher.errors import UsageError
 
-__all__ = ["CPU_BINDING_VAR", "parse_core_list", "split_cores", "binding_env", "apply_cpu_binding"]
+__all__ = ["CPU_BINDING_VAR", "parse_core_list", "split_cores", "binding_env", "check_binding_env", "apply_cpu_binding"]
 
 # Local rank i's cores are the i-th `;`-separated group: `0,1;2,3` pins rank 0 to 0-1 and rank 1 to 2-3.
 CPU_BINDING_VAR = "ACCEL_CPU_BINDING"
@@ -57,16 +57,48 @@ def binding_env(shares: Sequence[Sequence[int]], environ: Mapping[str, str]) -> 
     return env
 
 
+def check_binding_env(environ: Mapping[str, str]) -> None:
+    """A CPU_BINDING_VAR the ranks would inherit (from the environment or the env file, when no binding flag
+    sets it) must be one they can apply here: UsageError otherwise."""
+    value = environ.get(CPU_BINDING_VAR)
+    if value:
+        try:
+            _shares(value, os.sched_getaffinity(0))
+        except ValueError as exc:
+            raise UsageError(CPU_BINDING_VAR, value, f"{exc}; leave it unset and give --bind_cores_to_rank "
+                             "[--bind_core_list LIST]") from None
+
+
 def apply_cpu_binding(environ: MutableMapping[str, str] | None = None) -> set[int] | None:
-    """In a rank: pin this process to its share of cores (by LOCAL_RANK); None when no binding was asked."""
+    """In a rank: pin this process to its share of cores (by LOCAL_RANK); None when no binding was asked.
+    ValueError (saying why) when the binding cannot be applied here."""
     environ = os.environ if environ is None else environ
     value = environ.get(CPU_BINDING_VAR)
     if not value:
         return None
-    shares = value.split(";")
-    cores = {int(core) for core in shares[int(environ.get("LOCAL_RANK", "0")) % len(shares)].split(",")}
+    available = os.sched_getaffinity(0)
+    shares = _shares(value, available)
+    local_rank = environ.get("LOCAL_RANK", "0")
+    if not (local_rank.isascii() and local_rank.isdigit()):
+        raise ValueError(f"LOCAL_RANK={local_rank!r} is not a local rank")
+    cores = shares[int(local_rank) % len(shares)]
     os.sched_setaffinity(0, cores)
-    return cores
+    return set(cores)
+
+
+def _shares(value: str, available: set[int]) -> list[set[int]]:
+    """`0,1;2,3` -> [{0, 1}, {2, 3}], every core one of `available`; ValueError saying what is wrong."""
+    shares = []
+    for share in value.split(";"):
+        cores = share.split(",")
+        if not all(core.isascii() and core.isdigit() and len(core) < 8 for core in cores):
+            raise ValueError(f"expected core numbers joined by ',', and ';' between ranks (e.g. 0,1;2,3), got {share!r}")
+        missing = sorted({int(core) for core in cores} - available)
+        if missing:
+            raise ValueError(f"core(s) {', '.join(map(str, missing[:8]))} are not available here "
+                             f"(available: {_ranges(sorted(available))})")
+        shares.append({int(core) for core in cores})
+    return shares
 
 
 def _ranges(cores: list[int]) -> str:

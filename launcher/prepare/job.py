@@ -17,7 +17,7 @@ from launcher.multinode.node.addresses import place_node
 from launcher.multinode.node.identity import NodeIdentity, node_identity
 from launcher.multinode.node.table import HOSTS_VAR
 from launcher.prepare.config import JobConfig, LaunchOptions
-from launcher.prepare.cpu_binding import binding_env, parse_core_list, split_cores
+from launcher.prepare.cpu_binding import binding_env, check_binding_env, parse_core_list, split_cores
 from launcher.prepare.local_slots import LocalSelection
 from launcher.prepare.ports import ensure_port_free
 from launcher.prepare.validate import check_program
@@ -189,8 +189,10 @@ def _local_slots(selection: LocalSelection | None, accelerator: AcceleratorFacts
 
 
 def _binding(bind_cores: str | None, nproc: int, environ: dict[str, str]) -> dict[str, str]:
-    """--bind_cores_to_rank / --bind_core_list: each local rank's share of the cores, for the ranks."""
+    """--bind_cores_to_rank / --bind_core_list: each local rank's share of the cores, for the ranks; without
+    them, a binding the ranks would inherit is checked."""
     if bind_cores is None:
+        check_binding_env(environ)
         return {}
     available = os.sched_getaffinity(0)
     cores = parse_core_list(bind_cores) if bind_cores else tuple(sorted(available))

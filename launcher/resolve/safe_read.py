@@ -10,7 +10,7 @@ import errno
 import os
 import stat
 
-__all__ = ["UnsafeFileError", "read_user_bytes", "read_user_text", "MAX_USER_FILE_BYTES"]
+__all__ = ["UnsafeFileError", "read_user_bytes", "read_user_start", "read_user_text", "MAX_USER_FILE_BYTES"]
 
 MAX_USER_FILE_BYTES = 4 << 20
 
@@ -30,22 +30,27 @@ def read_user_text(path: str, limit: int = MAX_USER_FILE_BYTES) -> str:
 
 def read_user_bytes(path: str, limit: int = MAX_USER_FILE_BYTES) -> bytes:
     """The bytes of the regular file at `path`, at most `limit` of them; UnsafeFileError otherwise."""
+    data, _size = read_user_start(path, limit + 1)
+    if len(data) > limit:
+        raise UnsafeFileError(f"is larger than {limit} bytes")
+    return data
+
+
+def read_user_start(path: str, count: int) -> tuple[bytes, int]:
+    """The first `count` bytes of the regular file at `path`, and its size; UnsafeFileError otherwise."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
         raise UnsafeFileError(_open_problem(exc)) from None
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise UnsafeFileError(f"is {_kind(mode)}, not a regular file")
-        data = _read_at_most(fd, limit + 1)
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
+            raise UnsafeFileError(f"is {_kind(status.st_mode)}, not a regular file")
+        return _read_at_most(fd, count), status.st_size
     except OSError as exc:
         raise UnsafeFileError(f"cannot be read ({exc.strerror or exc})") from None
     finally:
         os.close(fd)
-    if len(data) > limit:
-        raise UnsafeFileError(f"is larger than {limit} bytes")
-    return data
 
 
 def _read_at_most(fd: int, count: int) -> bytes:

@@ -9,7 +9,8 @@ import pytest
 from launcher.cli.dropin import translate
 from launcher.multinode.head.selection import HostFlags
 from launcher.prepare.config import JobConfig, Program, RunSettings
-from launcher.prepare.engine_options import EngineOptions, parse_rdzv_conf, parse_std
+from launcher.prepare.engine_options import EngineOptions, parse_std
+from launcher.prepare.rdzv_conf import parse_rdzv_conf
 from launcher.resolve.backend import ResolvedBackend
 from launcher.run.spawn import _elastic_config, _streams
 

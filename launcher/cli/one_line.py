@@ -1,0 +1,61 @@
+"""Where the console scripts' error lines are written: one line each, whatever the user typed.
+
+Every `PROG: error: ...` line goes through `fail`, which shows user text with its control characters
+escaped (a newline in a file name is `\\n`, never a second line), and every click usage error of
+`accel-launch` and `accel-report` becomes such a line through `OneLineCommand`.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import NoReturn
+
+import click
+
+from launcher.cli.std_streams import lost_output
+
+__all__ = ["OneLineCommand", "fail", "fail_if_output_lost", "one_line", "USAGE_STATUS", "WRITE_ERROR_STATUS"]
+
+USAGE_STATUS = 2
+# A plan or report that could not be written to stdout (a full disk, an I/O error), as coreutils exit.
+WRITE_ERROR_STATUS = 1
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def one_line(text: str) -> str:
+    """`text` with every character that is not printable (controls, line and paragraph separators,
+    bidirectional overrides) written as its escape."""
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else _ESCAPES.get(char) or _escape(char) for char in text)
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def fail(prog: str, message: str, status: int = USAGE_STATUS) -> NoReturn:
+    """Write `PROG: error: MESSAGE` as one line on stderr and exit with `status`."""
+    click.echo(f"{prog}: error: {one_line(message)}", err=True)
+    sys.exit(status)
+
+
+def fail_if_output_lost(prog: str, what: str) -> None:
+    """One line and WRITE_ERROR_STATUS when what was written to stdout was lost (a full disk, an I/O error)."""
+    problem = lost_output()
+    if problem is not None:
+        fail(prog, f"cannot write {what} to stdout: {problem}", WRITE_ERROR_STATUS)
+
+
+class OneLineCommand(click.Command):
+    """A command whose usage errors are one line, `PROG: error: ...`, with exit status 2."""
+
+    def main(self, *args: object, standalone_mode: bool = True, **kwargs: object) -> object:
+        """Run the command; a usage error is one line on stderr, never click's usage block."""
+        try:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        except click.ClickException as exc:
+            fail(str(kwargs.get("prog_name") or self.name), " ".join(exc.format_message().split()))
+        except click.exceptions.Abort:
+            sys.exit(130)  # Ctrl-C before any rank started
