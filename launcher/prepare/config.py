@@ -183,8 +183,8 @@ def _build(kind: object, data: object, where: str = "the job") -> object:
     if isinstance(kind, type) and is_dataclass(kind):
         if not isinstance(data, dict):
             raise JobDataError(f"{where} must be an object")
-        names = {item.name for item in fields(kind)}
-        unknown = sorted(set(data) - names)
+        names = [item.name for item in fields(kind)]
+        unknown = sorted(set(data) - set(names))
         if unknown:
             raise JobDataError(f"{where} has no field {unknown[0]!r}")
         hints = typing.get_type_hints(kind)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -65,3 +66,14 @@ def test_each_rank_runs_pinned_to_its_own_cores(launch: Launcher) -> None:
         record = json.loads((result.record_dir / f"rank-{rank}.json").read_text())
         assert record["affinity"] == cores[rank * per_rank:(rank + 1) * per_rank]
         assert record["env"]["OMP_NUM_THREADS"] == str(per_rank)
+
+
+@pytest.mark.parametrize(("value", "why"), [
+    ("x", "expected core numbers"), ("0;", "expected core numbers"), ("0,-1", "expected core numbers"),
+    ("\u0661", "expected core numbers"), ("0;99999", "core(s) 99999 are not available here"),
+])
+def test_a_binding_the_rank_cannot_apply_is_a_value_error_saying_why_and_pins_nothing(value: str, why: str) -> None:
+    before = os.sched_getaffinity(0)
+    with pytest.raises(ValueError, match=re.escape(why)):
+        apply_cpu_binding({CPU_BINDING_VAR: value, "LOCAL_RANK": "0"})
+    assert os.sched_getaffinity(0) == before
