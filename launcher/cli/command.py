@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import click
 
 from launcher.cli.dropin import ETCD_BACKENDS, MPI_RUNNERS, translate
-from launcher.cli.one_line import OneLineCommand, fail, fail_if_output_lost
+from launcher.cli.one_line import OneLineCommand, fail
 from launcher.cli.peer_flags import PEER_NAMES, both, peer_options
 from launcher.errors import FlagConflictError, LaunchError
 from launcher.multinode.head.selection import HostFlags
@@ -131,7 +131,6 @@ def accel_launch(script: str, script_args: tuple[str, ...], module: bool, no_pyt
 
             rows = [*rows[:3], *describe_commands(commands)]
         click.echo(format_plan(rows))
-        fail_if_output_lost("accel-launch", "the plan")
         return
     if commands is not None:
         from launcher.multinode.head.supervise import supervise

@@ -41,21 +41,25 @@ def fail(prog: str, message: str, status: int = USAGE_STATUS) -> NoReturn:
     sys.exit(status)
 
 
-def fail_if_output_lost(prog: str, what: str) -> None:
+def fail_if_output_lost(prog: str) -> None:
     """One line and WRITE_ERROR_STATUS when what was written to stdout was lost (a full disk, an I/O error)."""
     problem = lost_output()
     if problem is not None:
-        fail(prog, f"cannot write {what} to stdout: {problem}", WRITE_ERROR_STATUS)
+        fail(prog, f"cannot write to stdout: {problem}", WRITE_ERROR_STATUS)
 
 
 class OneLineCommand(click.Command):
-    """A command whose usage errors are one line, `PROG: error: ...`, with exit status 2."""
+    """A command whose usage errors are one line, `PROG: error: ...`, with exit status 2, and whose output
+    (help, a plan, a report) lost on stdout is one line with exit status 1."""
 
     def main(self, *args: object, standalone_mode: bool = True, **kwargs: object) -> object:
         """Run the command; a usage error is one line on stderr, never click's usage block."""
+        prog = str(kwargs.get("prog_name") or self.name)
         try:
-            return super().main(*args, standalone_mode=False, **kwargs)
+            status = super().main(*args, standalone_mode=False, **kwargs)
         except click.ClickException as exc:
-            fail(str(kwargs.get("prog_name") or self.name), " ".join(exc.format_message().split()))
+            fail(prog, " ".join(exc.format_message().split()))
         except click.exceptions.Abort:
             sys.exit(130)  # Ctrl-C before any rank started
+        fail_if_output_lost(prog)
+        return status

@@ -83,6 +83,6 @@ def report_command(compile_backend: str | None, ds_config: str | None, env_file:
         fail(_PROG, str(exc))
     click.echo("accel-launch report")
     click.echo(format_plan(rows))
-    fail_if_output_lost(_PROG, "the report")
+    fail_if_output_lost(_PROG)  # before the refusal's line: a lost report is the first thing to say
     if refusal is not None:
         fail(_PROG, f"a launch here would be refused: {refusal}")

@@ -78,10 +78,12 @@ def test_a_dry_run_into_a_broken_pipe_ends_quietly(start_job, figures):
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize(("args", "line"), [
-    (["--dry-run", OK], "accel-launch: error: cannot write the plan to stdout: No space left on device"),
-    (["report"], "accel-report: error: cannot write the report to stdout: No space left on device"),
+    (["--dry-run", OK], "accel-launch: error: cannot write to stdout: No space left on device"),
+    (["report"], "accel-report: error: cannot write to stdout: No space left on device"),
+    (["report", "--compile-backend", "inductr"], "accel-report: error: cannot write to stdout: No space left on device"),
+    (["--help"], "accel-launch: error: cannot write to stdout: No space left on device"),
 ])
-def test_a_plan_or_report_lost_on_a_full_stdout_is_one_line_and_exit_1(start_job, figures, args, line):
+def test_a_plan_report_or_help_lost_on_a_full_stdout_is_one_line_and_exit_1(start_job, figures, args, line):
     job = start_job(args, command=STDOUT_FULL)
     finished = job.finish()
 
