@@ -1,8 +1,8 @@
 """Where the console scripts' error lines are written: one line each, whatever the user typed.
 
 Every `PROG: error: ...` line goes through `fail`, which shows user text with its control characters
-escaped (a newline in a file name is `\\n`, never a second line), and every click usage error of
-`accel-launch` and `accel-report` becomes such a line through `OneLineCommand`.
+escaped (`launcher.cli.escaped`: a newline in a file name is `\\n`, never a second line), and every click
+usage error of `accel-launch` and `accel-report` becomes such a line through `OneLineCommand`.
 """
 
 from __future__ import annotations
@@ -12,27 +12,14 @@ from typing import NoReturn
 
 import click
 
+from launcher.cli.escaped import one_line
 from launcher.cli.std_streams import lost_output
 
-__all__ = ["OneLineCommand", "fail", "fail_if_output_lost", "one_line", "USAGE_STATUS", "WRITE_ERROR_STATUS"]
+__all__ = ["OneLineCommand", "fail", "fail_if_output_lost", "USAGE_STATUS", "WRITE_ERROR_STATUS"]
 
 USAGE_STATUS = 2
 # A plan or report that could not be written to stdout (a full disk, an I/O error), as coreutils exit.
 WRITE_ERROR_STATUS = 1
-_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def one_line(text: str) -> str:
-    """`text` with every character that is not printable (controls, line and paragraph separators,
-    bidirectional overrides) written as its escape."""
-    if text.isprintable():
-        return text
-    return "".join(char if char.isprintable() else _ESCAPES.get(char) or _escape(char) for char in text)
-
-
-def _escape(char: str) -> str:
-    code = ord(char)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def fail(prog: str, message: str, status: int = USAGE_STATUS) -> NoReturn:

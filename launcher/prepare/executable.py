@@ -25,6 +25,8 @@ _ELF_ORDER = {1: "<", 2: ">"}
 
 def program_problem(path: str, nesting: int = 0) -> str | None:
     """Why exec cannot run the program at `path` (a few words), or None when nothing is known to be wrong."""
+    if not os.access(path, os.R_OK):
+        return None  # an execute-only binary: exec can run what the launcher cannot read
     try:
         head, size = read_user_start(path, _HEAD_BYTES)
     except UnsafeFileError as exc:
@@ -37,10 +39,12 @@ def program_problem(path: str, nesting: int = 0) -> str | None:
 
 
 def _interpreter_problem(head: bytes, nesting: int) -> str | None:
-    words = head[2:].split(b"\n", 1)[0].split()
-    if not words:
+    # As the kernel reads it: the line ends at a newline or NUL, and only spaces and tabs separate, so a '\r'
+    # (a Windows line end) is part of the interpreter's name.
+    line = head[2:].split(b"\n", 1)[0].split(b"\0", 1)[0].strip(b" \t")
+    if not line:
         return "its #! line names no interpreter"
-    interpreter = os.fsdecode(words[0])
+    interpreter = os.fsdecode(line.replace(b"\t", b" ").split(b" ", 1)[0])
     if nesting >= _MAX_NESTING:
         return f"its #! lines nest deeper than {_MAX_NESTING} interpreters"
     try:

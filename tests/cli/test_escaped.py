@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from launcher.cli.one_line import one_line
+from launcher.cli.escaped import one_line
 
 
 @pytest.mark.parametrize(("text", "shown"), [
