@@ -203,6 +203,8 @@ def _build(kind: object, data: object, where: str = "the job") -> object:
         data = float(data)
     if kind is float and not math.isfinite(_of(float, data, where)):
         raise JobDataError(f"{where} must be a finite number, got {data}")
+    if kind is str and "\0" in _of(str, data, where):
+        raise JobDataError(f"{where} holds a NUL character, which no argument, path or variable can")
     return _of(kind, data, where)
 
 

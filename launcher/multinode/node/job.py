@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
+from typing import NoReturn
 
 from launcher.multinode.errors import NodeIdentityError
 from launcher.prepare.config import JobConfig, JobDataError
 from launcher.prepare.validate import check_settings
+from launcher.resolve.variable_names import NAME_RULE, is_variable_name
 
 __all__ = ["NODE_JOB_VAR", "STOP_ON_STDIN_EOF", "node_launcher_argv", "read_node_job"]
 
@@ -35,8 +37,15 @@ def read_node_job(environ: Mapping[str, str]) -> JobConfig:
     try:
         job = JobConfig.from_json(text)
     except (ValueError, TypeError, KeyError, AttributeError, StopIteration, RecursionError) as exc:
-        shown = text if len(text) <= 40 else text[:37] + "..."
-        why = f" ({exc})" if isinstance(exc, JobDataError) else ""
-        raise NodeIdentityError(NODE_JOB_VAR, shown, f"not a job written by accel-launch --hostfile{why}") from None
+        _refuse(text, f" ({exc})" if isinstance(exc, JobDataError) else "")
+    bad_name = next((name for name in {**job.job_env, **job.node_env} if not is_variable_name(name)), None)
+    if bad_name is not None:
+        _refuse(text, f" (its environment's {bad_name[:60]!r} is {NAME_RULE})")
     check_settings(job.settings)
     return job
+
+
+def _refuse(text: str, why: str) -> NoReturn:
+    """NodeIdentityError for text that is not a job a head writes, its start shown and `why` appended."""
+    shown = text if len(text) <= 40 else text[:37] + "..."
+    raise NodeIdentityError(NODE_JOB_VAR, shown, f"not a job written by accel-launch --hostfile{why}") from None

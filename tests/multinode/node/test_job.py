@@ -96,6 +96,8 @@ def test_a_node_launcher_without_a_job_from_its_head_says_so_in_one_line(value: 
     (("settings", "engine", "rdzv_conf"), {"join_timeout": 5}, "rdzv_conf['join_timeout'] must be text, got int"),
     (("settings", "engine", "local_ranks_filter"), "0", "local_ranks_filter must be a list, got str"),
     (("settings", "surprise"), 1, "the job.settings has no field 'surprise'"),
+    (("program", "args"), ["a\0b"], "the job.program.args[0] holds a NUL character"),
+    (("job_env",), {"A=B": "1"}, "its environment's 'A=B' is not a variable name"),
     (("settings", "grace_period"), 1e9, "--grace-period: 1000000000.0 (at most 3600 seconds)"),
     (("settings", "engine", "rdzv_conf"), {"join_timeout": "-5"}, "--rdzv-conf join_timeout: '-5'"),
     (("settings", "engine", "role"), "a\nb", "--role: 'a\\nb' (holds the control character U+000A"),
