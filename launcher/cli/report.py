@@ -1,4 +1,4 @@
-"""`accel-launch report`: what a launch on this machine would use, and why (docs/RELIABILITY.md).
+"""`accel-launch report`: what a launch on this machine would use, and why (README, "The report").
 
 The report resolves a launch exactly as `accel-launch` would (launcher.prepare.job) and shows it. When
 that launch would be refused (a backend this accelerator does not support), the report still prints its

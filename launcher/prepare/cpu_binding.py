@@ -92,7 +92,8 @@ def _shares(value: str, available: set[int]) -> list[set[int]]:
     for share in value.split(";"):
         cores = share.split(",")
         if not all(core.isascii() and core.isdigit() and len(core) < 8 for core in cores):
-            raise ValueError(f"expected core numbers joined by ',', and ';' between ranks (e.g. 0,1;2,3), got {share!r}")
+            raise ValueError(f"expected core numbers joined by ',', and ';' between ranks (e.g. 0,1;2,3), "
+                             f"got {share!r}")
         missing = sorted({int(core) for core in cores} - available)
         if missing:
             raise ValueError(f"core(s) {', '.join(map(str, missing[:8]))} are not available here "

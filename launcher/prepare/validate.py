@@ -18,12 +18,12 @@ from pathlib import Path
 from launcher.errors import ScriptNotFoundError, UsageError, WorkingDirectoryError
 from launcher.prepare.config import LaunchOptions, Program, RunSettings
 from launcher.prepare.executable import program_problem
-from launcher.prepare.seconds import MAX_SECONDS, check_seconds
+from launcher.prepare.seconds import check_seconds
 from launcher.prepare.text import HOST, check_host
 from launcher.resolve.safe_read import UnsafeFileError, read_user_bytes
 
-__all__ = ["check_options", "check_settings", "check_program", "working_directory", "MAX_SECONDS",
-           "MAX_GRACE_SECONDS", "MAX_RANKS_PER_NODE", "MAX_SCRIPT_BYTES"]
+__all__ = ["check_options", "check_settings", "check_program", "working_directory", "MAX_GRACE_SECONDS",
+           "MAX_RANKS_PER_NODE", "MAX_SCRIPT_BYTES"]
 
 MAX_GRACE_SECONDS = 3600
 MAX_RANKS_PER_NODE = 4096

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from launcher.run.root_cause import RootCause, root_cause
 
-__all__ = ["RankFailure", "exit_status", "stopped_by", "tail_lines", "failure_from_engine", "VALIDATION_STATUS", "REFUSAL_PHRASE",
-           "START_REFUSAL_PHRASE"]
+__all__ = ["RankFailure", "exit_status", "stopped_by", "tail_lines", "failure_from_engine", "VALIDATION_STATUS",
+           "REFUSAL_PHRASE", "START_REFUSAL_PHRASE"]
 
 # The status the bootstrap exits with when a rank refuses the compile backend (a configuration error).
 VALIDATION_STATUS = 2

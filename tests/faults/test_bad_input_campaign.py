@@ -106,7 +106,8 @@ CASES = [
     ("rdzv-conf-unknown-key", ["--rdzv-conf", "join_timout=60", OK], {}, {},
      ["'join_timout=60'", "unknown key", "did you mean 'join_timeout'?"]),
     ("rdzv-conf-rank", [*STATIC, "--rdzv-conf", "rank=3", OK], {}, {}, ["'rank=3'", "--node-rank"]),
-    ("rdzv-conf-our-own-key", ["--rdzv-conf", "accel_backend=eager", OK], {}, {}, ["'accel_backend=eager'", "launcher"]),
+    ("rdzv-conf-our-own-key", ["--rdzv-conf", "accel_backend=eager", OK], {}, {},
+     ["'accel_backend=eager'", "launcher"]),
     ("rdzv-conf-not-a-boolean", ["--rdzv-conf", "is_host=maybe", OK], {}, {}, ["--rdzv-conf is_host", "'maybe'"]),
     ("rdzv-conf-keep-alive-zero", ["--rdzv-conf", "keep_alive_max_attempt=0", OK], {}, {},
      ["--rdzv-conf keep_alive_max_attempt", "from 1 to 1000"]),
@@ -123,7 +124,8 @@ CASES = [
      ["/.env:2", "'1A'", "not a variable name"]),
     ("env-file-name-not-ascii", ["--env-file", "job.env", OK], {}, {"job.env": "\u00c4\u00d6=1\n"},
      ["job.env:1", "'\u00c4\u00d6'", "not a variable name"]),
-    ("cpu-binding-env-garbage", [OK], {"ACCEL_CPU_BINDING": "x"}, {}, ["ACCEL_CPU_BINDING", "'x'", "--bind_cores_to_rank"]),
+    ("cpu-binding-env-garbage", [OK], {"ACCEL_CPU_BINDING": "x"}, {},
+     ["ACCEL_CPU_BINDING", "'x'", "--bind_cores_to_rank"]),
     ("cpu-binding-env-file-garbage", [OK], {}, {".env": "ACCEL_CPU_BINDING=0;x\n"}, ["ACCEL_CPU_BINDING", "'0;x'"]),
     ("cpu-binding-env-core-missing", [OK], {"ACCEL_CPU_BINDING": "0;99999"}, {},
      ["ACCEL_CPU_BINDING", "core(s) 99999 are not available here"]),
@@ -188,7 +190,8 @@ def test_a_corrupt_backend_facts_cache_is_rebuilt_and_the_refusal_lists_the_real
 def test_a_removed_working_directory_is_one_line_and_exit_2(start_job, figures, tmp_path):
     temp = tmp_path / "tmp"
     temp.mkdir()
-    in_removed_folder = (sys.executable, "-c", "import os, sys; os.mkdir('gone'); os.chdir('gone'); os.rmdir('../gone'); "
+    in_removed_folder = (sys.executable, "-c", "import os, sys; os.mkdir('gone'); os.chdir('gone'); "
+                         "os.rmdir('../gone'); "
                          "os.execv(sys.executable, [sys.executable, '-m', 'launcher', *sys.argv[1:]])")
     job = start_job([OK], {"TMPDIR": str(temp)}, command=in_removed_folder)
     finished = job.finish(timeout=50)

@@ -80,7 +80,8 @@ def test_a_dry_run_into_a_broken_pipe_ends_quietly(start_job, figures):
 @pytest.mark.parametrize(("args", "line"), [
     (["--dry-run", OK], "accel-launch: error: cannot write to stdout: No space left on device"),
     (["report"], "accel-report: error: cannot write to stdout: No space left on device"),
-    (["report", "--compile-backend", "inductr"], "accel-report: error: cannot write to stdout: No space left on device"),
+    (["report", "--compile-backend", "inductr"],
+     "accel-report: error: cannot write to stdout: No space left on device"),
     (["--help"], "accel-launch: error: cannot write to stdout: No space left on device"),
 ])
 def test_a_plan_report_or_help_lost_on_a_full_stdout_is_one_line_and_exit_1(start_job, figures, args, line):

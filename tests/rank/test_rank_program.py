@@ -87,7 +87,8 @@ def test_the_bootstrap_does_not_import_click() -> None:
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize(("env", "program", "why"), [
-    ({"ACCEL_CPU_BINDING": "0;x"}, ["script", str(RECORD_RANK)], "cannot apply ACCEL_CPU_BINDING: expected core numbers"),
+    ({"ACCEL_CPU_BINDING": "0;x"}, ["script", str(RECORD_RANK)],
+     "cannot apply ACCEL_CPU_BINDING: expected core numbers"),
     ({"ACCEL_COMPILE_BACKEND": "eager"}, ["exec", "./prog"], "cannot run './prog' (--no-python): Exec format error"),
 ])
 def test_a_rank_that_cannot_start_refuses_in_one_line_with_exit_2(env: dict[str, str], program: list[str], why: str,
@@ -97,6 +98,7 @@ def test_a_rank_that_cannot_start_refuses_in_one_line_with_exit_2(env: dict[str,
     prog.chmod(0o755)
     environ = {key: value for key, value in os.environ.items() if not key.startswith(("ACCEL_", "TORCHELASTIC_"))}
     result = subprocess.run([sys.executable, "-P", "-m", "launcher.rank.bootstrap", *program],
-                            env={**environ, "RANK": "0", **env}, cwd=tmp_path, capture_output=True, text=True, timeout=50)
+                            env={**environ, "RANK": "0", **env}, cwd=tmp_path, capture_output=True, text=True,
+                            timeout=50)
     assert result.returncode == 2
     assert result.stderr.splitlines() == [result.stderr.strip()] and "refused to start: " + why in result.stderr
