@@ -57,16 +57,16 @@ def binding_env(shares: Sequence[Sequence[int]], environ: Mapping[str, str]) -> 
     return env
 
 
-def check_binding_env(environ: Mapping[str, str]) -> None:
-    """A CPU_BINDING_VAR the ranks would inherit (from the environment or the env file, when no binding flag
-    sets it) must be one they can apply here: UsageError otherwise."""
+def check_binding_env(environ: Mapping[str, str], source: str) -> None:
+    """A CPU_BINDING_VAR the ranks would inherit from `source` (the environment or the env file, when no
+    binding flag sets it) must be one they can apply here: UsageError otherwise."""
     value = environ.get(CPU_BINDING_VAR)
     if value:
         try:
             _shares(value, os.sched_getaffinity(0))
         except ValueError as exc:
-            raise UsageError(CPU_BINDING_VAR, value, f"{exc}; leave it unset and give --bind_cores_to_rank "
-                             "[--bind_core_list LIST]") from None
+            raise UsageError(f"{CPU_BINDING_VAR} in {source}", value, f"{exc}; leave it unset and give "
+                             "--bind_cores_to_rank [--bind_core_list LIST]") from None
 
 
 def apply_cpu_binding(environ: MutableMapping[str, str] | None = None) -> set[int] | None:
