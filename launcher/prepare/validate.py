@@ -94,7 +94,10 @@ def _endpoint(value: str) -> None:
 
 def _log_dir(value: str) -> None:
     path = Path(value)
-    existing = next((p for p in (path, *path.absolute().parents) if p.exists()), None)
+    try:
+        existing = next((p for p in (path, *path.absolute().parents) if p.exists()), None)
+    except OSError as exc:  # a name too long for the file system, a loop of links
+        raise UsageError("--log-dir", value, f"cannot be made ({exc.strerror or exc})") from None
     if existing is None or not existing.is_dir():
         raise UsageError("--log-dir", value, f"{existing} is not a folder" if existing else "cannot be made")
     if not os.access(existing, os.W_OK | os.X_OK):

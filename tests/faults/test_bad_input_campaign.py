@@ -97,6 +97,7 @@ CASES = [
     ("monitor-interval-nan", ["--monitor-interval", "nan", OK], {}, {}, ["--monitor-interval", "'nan'", "finite"]),
     ("monitor-interval-huge", ["--monitor-interval", "1e300", OK], {}, {}, ["--monitor-interval", "at most 3600"]),
     ("monitor-interval-zero", ["--monitor-interval", "0", OK], {}, {}, ["--monitor-interval", "more than 0"]),
+    ("log-dir-name-too-long", ["--log-dir", "x" * 5000, OK], {}, {}, ["--log-dir", "cannot be made (File name too long)"]),
     ("rdzv-conf-negative-timeout", ["--rdzv-conf", "join_timeout=-5", OK], {}, {},
      ["--rdzv-conf join_timeout", "'-5'", "whole number of seconds from 1"]),
     ("rdzv-conf-timeout-nan", ["--rdzv-conf", "timeout=nan", OK], {}, {}, ["--rdzv-conf timeout", "'nan'"]),
