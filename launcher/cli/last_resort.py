@@ -9,6 +9,8 @@ import signal
 import sys
 from collections.abc import Callable
 
+from launcher.cli.escaped import one_line
+
 __all__ = ["run_last_resort", "INTERNAL_ERROR_STATUS", "Stopped"]
 
 INTERNAL_ERROR_STATUS = 1
@@ -43,7 +45,7 @@ def run_last_resort(entry: Callable[[], object]) -> None:
         os._exit(128 + stop.signum)
     except BaseException as exc:  # noqa: BLE001  (the last resort: anything else is a bug of ours)
         _remove_own_folders()
-        detail = " ".join(str(exc).split())[:300]
+        detail = one_line(" ".join(str(exc).split())[:300])
         _write(f"accel-launch: internal error in accel-launch {_version()}: {type(exc).__name__}: {detail}; {_ISSUES}")
         os._exit(INTERNAL_ERROR_STATUS)
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from launcher.errors import UsageError
 from launcher.limits import CORES, RANKS_PER_NODE, CountError, whole_number
 
-__all__ = ["CPU_BINDING_VAR", "parse_core_list", "split_cores", "binding_env", "parse_binding", "check_binding",
+__all__ = ["CPU_BINDING_VAR", "parse_core_list", "split_cores", "binding_env", "parse_binding", "check_binding_env",
            "apply_cpu_binding"]
 
 # Local rank i's cores are the i-th `;`-separated group: `0,1;2,3` pins rank 0 to 0-1 and rank 1 to 2-3.
@@ -59,20 +59,29 @@ def binding_env(shares: Sequence[Sequence[int]], environ: Mapping[str, str]) -> 
     return env
 
 
-def parse_binding(value: str) -> tuple[tuple[int, ...], ...]:
-    """The shares `binding_env` wrote (`0,1;2,3`): CountError naming the variable for anything else, such
-    as a value a user set by hand."""
+def parse_binding(value: str, source: str = CPU_BINDING_VAR) -> tuple[tuple[int, ...], ...]:
+    """The shares `binding_env` wrote (`0,1;2,3`): CountError naming `source` for anything else, such as
+    a value a user set by hand."""
     shares = value.split(";")
     if len(shares) > RANKS_PER_NODE.maximum:
-        raise CountError(CPU_BINDING_VAR, f"{len(shares)} shares", str(RANKS_PER_NODE))
-    return tuple(tuple(whole_number(core, CPU_BINDING_VAR, CORES, index=True) for core in share.split(","))
+        raise CountError(source, f"{len(shares)} shares", str(RANKS_PER_NODE))
+    return tuple(tuple(whole_number(core, source, CORES, index=True) for core in share.split(","))
                  for share in shares)
 
 
-def check_binding(value: str, available: set[int]) -> None:
-    """A hand-set `ACCEL_CPU_BINDING` that every rank here could apply; UsageError naming it otherwise."""
-    _require_available([core for share in parse_binding(value) for core in share], available, CPU_BINDING_VAR,
-                       value[:40])
+def check_binding_env(environ: Mapping[str, str], source: str) -> None:
+    """A CPU_BINDING_VAR the ranks would inherit from `source` (the environment or the env file, when no
+    binding flag sets it) must be one they can apply here: UsageError naming it otherwise."""
+    value = environ.get(CPU_BINDING_VAR)
+    if not value:
+        return
+    where = f"{CPU_BINDING_VAR} in {source}"
+    try:
+        shares = parse_binding(value, where)
+        _require_available([core for share in shares for core in share], os.sched_getaffinity(0), where, value)
+    except UsageError as exc:
+        raise UsageError(where, value, f"{exc.expected}; leave it unset and give --bind_cores_to_rank "
+                         "[--bind_core_list LIST]") from None
 
 
 def apply_cpu_binding(environ: MutableMapping[str, str] | None = None) -> set[int] | None:
@@ -83,7 +92,10 @@ def apply_cpu_binding(environ: MutableMapping[str, str] | None = None) -> set[in
     if not value:
         return None
     shares = parse_binding(value)
-    cores = set(shares[int(environ.get("LOCAL_RANK", "0")) % len(shares)])
+    local_rank = environ.get("LOCAL_RANK", "0")
+    if not (local_rank.isascii() and local_rank.isdigit()):
+        raise ValueError(f"LOCAL_RANK={local_rank!r} is not a local rank")
+    cores = set(shares[int(local_rank) % len(shares)])
     try:
         os.sched_setaffinity(0, cores)
     except OSError as exc:

@@ -12,7 +12,8 @@ import errno
 import os
 import stat
 
-__all__ = ["UnsafeFileError", "ownership_problem", "read_user_bytes", "read_user_text", "MAX_USER_FILE_BYTES"]
+__all__ = ["UnsafeFileError", "ownership_problem", "read_user_bytes", "read_user_start", "read_user_text",
+           "MAX_USER_FILE_BYTES"]
 
 MAX_USER_FILE_BYTES = 4 << 20
 
@@ -37,6 +38,16 @@ def read_user_bytes(path: str, limit: int = MAX_USER_FILE_BYTES, *, follow_symli
 
     Without `follow_symlinks` a symbolic link is refused; `own_only` refuses one too, and a file that is not
     this user's own (`ownership_problem`)."""
+    data, _size = read_user_start(path, limit + 1, follow_symlinks=follow_symlinks, own_only=own_only)
+    if len(data) > limit:
+        raise UnsafeFileError(f"is larger than {limit} bytes")
+    return data
+
+
+def read_user_start(path: str, count: int, *, follow_symlinks: bool = True, own_only: bool = False
+                    ) -> tuple[bytes, int]:
+    """The first `count` bytes of the regular file at `path`, and its size; UnsafeFileError otherwise
+    (`follow_symlinks` and `own_only` as for `read_user_bytes`)."""
     no_follow = os.O_NOFOLLOW if own_only or not follow_symlinks else 0
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | no_follow)
@@ -48,14 +59,11 @@ def read_user_bytes(path: str, limit: int = MAX_USER_FILE_BYTES, *, follow_symli
             raise UnsafeFileError(f"is {_kind(info.st_mode)}, not a regular file")
         if own_only and (problem := ownership_problem(info)) is not None:
             raise UnsafeFileError(problem)
-        data = _read_at_most(fd, limit + 1)
+        return _read_at_most(fd, count), info.st_size
     except OSError as exc:
         raise UnsafeFileError(f"cannot be read ({exc.strerror or exc})") from None
     finally:
         os.close(fd)
-    if len(data) > limit:
-        raise UnsafeFileError(f"is larger than {limit} bytes")
-    return data
 
 
 def ownership_problem(info: os.stat_result, *, folder: bool = False) -> str | None:

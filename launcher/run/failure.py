@@ -8,12 +8,15 @@ from pathlib import Path
 
 from launcher.run.root_cause import RootCause, clip, read_error_file
 
-__all__ = ["RankFailure", "exit_status", "stopped_by", "tail_lines", "failure_from_engine", "VALIDATION_STATUS", "REFUSAL_PHRASE"]
+__all__ = ["RankFailure", "exit_status", "stopped_by", "tail_lines", "failure_from_engine", "VALIDATION_STATUS",
+           "REFUSAL_PHRASE", "START_REFUSAL_PHRASE"]
 
 # The status the bootstrap exits with when a rank refuses the compile backend (a configuration error).
 VALIDATION_STATUS = 2
 # The phrase the bootstrap's refusal line carries, by which the launcher tells it from other failures.
 REFUSAL_PHRASE = "refused the compile backend"
+# The phrase of the bootstrap's refusal to run the program at all (a binding or a program it cannot use).
+START_REFUSAL_PHRASE = "refused to start"
 _TAIL_LINES = 20
 _TAIL_LINE_BYTES = 1 << 10
 
@@ -32,8 +35,9 @@ class RankFailure:
 
     @property
     def validation(self) -> bool:
-        """True when the rank stopped because it refused the compile backend."""
-        return self.exitcode == VALIDATION_STATUS and REFUSAL_PHRASE in self.message
+        """True when the rank stopped because it refused the compile backend, or refused to start."""
+        return self.exitcode == VALIDATION_STATUS and any(
+            phrase in self.message for phrase in (REFUSAL_PHRASE, START_REFUSAL_PHRASE))
 
     def how(self) -> str:
         """`exit code 3` or `signal SIGKILL (9)`."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -75,3 +76,14 @@ def test_each_rank_runs_pinned_to_its_own_cores(launch: Launcher) -> None:
         record = json.loads((result.record_dir / f"rank-{rank}.json").read_text())
         assert record["affinity"] == cores[rank * per_rank:(rank + 1) * per_rank]
         assert record["env"]["OMP_NUM_THREADS"] == str(per_rank)
+
+
+@pytest.mark.parametrize(("value", "why"), [
+    ("x", "digits 0-9"), ("0;", "digits 0-9"), ("0,-1", "must be at least 0"), ("\u0661", "digits 0-9"),
+    ("0;99999", "must be below 65536"), ("65535;0", "cannot pin this rank to cores 65535"),
+])
+def test_a_binding_the_rank_cannot_apply_is_a_value_error_saying_why_and_pins_nothing(value: str, why: str) -> None:
+    before = os.sched_getaffinity(0)
+    with pytest.raises(ValueError, match=re.escape(why)):
+        apply_cpu_binding({CPU_BINDING_VAR: value, "LOCAL_RANK": "0"})
+    assert os.sched_getaffinity(0) == before
