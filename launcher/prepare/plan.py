@@ -8,7 +8,7 @@ import socket
 from launcher.prepare.config import JobConfig
 from launcher.run.rank_command import rank_command
 from launcher.run.rank_env import TORCHRUN_VARS
-from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, rendezvous
+from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, rendezvous, standalone_like
 
 __all__ = ["plan_rows", "format_plan"]
 
@@ -61,7 +61,7 @@ def _master(config: JobConfig) -> tuple[str, str]:
     if config.node_range[1] > 1 and rendezvous(config)[0] != AGREEMENT_PREFIX + "static":
         # Several nodes meeting through c10d: node 0 of the rendezvous tells every rank where it listens.
         return "<node 0's address>", FROM_RENDEZVOUS
-    addr = socket.getfqdn() if settings.engine.standalone else settings.master_addr
+    addr = (settings.engine.local_addr or socket.getfqdn()) if standalone_like(config) else settings.master_addr
     return addr, FREE_PORT if settings.master_port is None else str(settings.master_port)
 
 

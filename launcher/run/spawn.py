@@ -30,7 +30,7 @@ from launcher.run.rank_command import rank_command
 from launcher.run.rank_env import LAUNCHER_PID_VAR
 from launcher.run.rank_output import MARKER_TEMPLATE, prefix_template, rank_prefixes
 from launcher.run.reaper import become_subreaper, sweep_descendants
-from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, rendezvous
+from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, rendezvous, standalone_like
 from launcher.run.restarts import restart_environment
 
 __all__ = ["JobOutcome", "run_job", "silence_engine_logs", "TIMEOUT_STATUS"]
@@ -125,14 +125,15 @@ def _elastic_config(config: JobConfig, log_root: Path):
         from launcher.run.rendezvous.one_node import register_one_node
 
         register_one_node()
-    # Our one-node rendezvous on a free port: ranks get MASTER_ADDR=--master-addr, as torchrun's static one
-    # gives; with --standalone torchrun lets the engine look up this host's name, and so do we.
-    own_free_port = endpoint.endswith(":0") and not engine.standalone
+    # Where torchrun runs a job as standalone (c10d on localhost:0) its ranks get this host's name and a fresh
+    # run id, and so do ours; a rendezvous of ours on a free port otherwise gives MASTER_ADDR=--master-addr.
+    standalone = standalone_like(config)
+    own_free_port = endpoint.endswith(":0") and not standalone
     return LaunchConfig(
         min_nodes=low,
         max_nodes=high,
         nproc_per_node=config.nproc_per_node,
-        run_id=config.rdzv_id or (uuid.uuid4().hex if engine.standalone else TORCHRUN_RUN_ID),
+        run_id=config.rdzv_id or (str(uuid.uuid4()) if standalone else TORCHRUN_RUN_ID),
         role=engine.role,
         rdzv_backend=rdzv_backend,
         rdzv_endpoint=endpoint,
@@ -159,13 +160,20 @@ def _streams(config: JobConfig) -> tuple[dict, dict]:
     from torch.distributed.elastic.multiprocessing import Std
 
     engine = config.settings.engine
-    asked = {flag: parse_std(flag, text) for flag, text in (("--redirects", engine.redirects), ("--tee", engine.tee))}
+    asked_redirects = _per_rank(config, "--redirects", engine.redirects)
+    asked_tee = _per_rank(config, "--tee", engine.tee)
     redirects, tee = {}, {}
     for rank in range(config.nproc_per_node):
-        red, teed = (value if isinstance(value, int) else value.get(rank, 0) for value in asked.values())
+        red, teed = asked_redirects[rank], asked_tee[rank]
         ours = (Std.ALL if config.settings.log_dir else Std.ERR) & ~Std(red | teed)
         redirects[rank], tee[rank] = Std(red), Std(teed) | ours
     return redirects, tee
+
+
+def _per_rank(config: JobConfig, flag: str, text: str) -> dict[int, int]:
+    """`--redirects` / `--tee` as each local rank's streams (1 stdout, 2 stderr, 3 both)."""
+    asked = parse_std(flag, text)
+    return {rank: asked if isinstance(asked, int) else asked.get(rank, 0) for rank in range(config.nproc_per_node)}
 
 
 @contextmanager
@@ -174,7 +182,10 @@ def _prefixes(template: str | None, config: JobConfig) -> Iterator[None]:
     if template != MARKER_TEMPLATE:
         yield
         return
-    with rank_prefixes(config.node_range[1] * config.nproc_per_node > 1):
+    teed = _per_rank(config, "--tee", config.settings.engine.tee)
+    with rank_prefixes(config.node_range[1] * config.nproc_per_node > 1,
+                       user_teed_out={rank for rank, streams in teed.items() if streams & 1},
+                       user_teed_err={rank for rank, streams in teed.items() if streams & 2}):
         yield
 
 

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.launches import SCRIPTS, Launcher
+from tests.launches import SCRIPTS, Launcher, clean_environ
 
 DUMP = str(SCRIPTS / "dump_env.py")
+TORCHRUN = Path(sys.executable).with_name("torchrun")
 
 
 def recorded(record_dir: Path) -> dict[int, dict]:
@@ -55,12 +58,20 @@ def test_role_virtual_local_rank_and_rendezvous_settings_reach_the_ranks(launch:
     assert ranks[1]["argv"] == [DUMP]
 
 
-@pytest.mark.timeout(120)
-def test_tee_and_local_ranks_filter_show_only_the_chosen_ranks(launch: Launcher) -> None:
-    result = launch(["--nproc-per-node", "2", "--tee", "3", "--local-ranks-filter", "1", DUMP, "--say", "f"])
+@pytest.mark.timeout(180)
+def test_tee_and_local_ranks_filter_show_only_the_chosen_ranks_as_torchrun_shows_them(launch: Launcher,
+                                                                                       tmp_path: Path) -> None:
+    flags = ["--nproc-per-node", "2", "--tee", "3", "--local-ranks-filter", "1", DUMP, "--say", "f"]
+    result = launch(flags)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines() == ["[rank1]:f out 1"]
-    assert "[rank1]:f err 1" in result.stderr and "f err 0" not in result.stderr
+    assert result.stdout.splitlines() == ["[default1]:f out 1"]
+    assert "[default1]:f err 1" in result.stderr.splitlines() and "f err 0" not in result.stderr
+    torchrun = subprocess.run([str(TORCHRUN), *flags], env=clean_environ({"RECORD_DIR": str(tmp_path)}),
+                              capture_output=True, text=True, timeout=90, cwd=tmp_path)
+    assert torchrun.returncode == 0, torchrun.stderr
+    assert result.stdout.splitlines() == torchrun.stdout.splitlines()
+    said = [line for line in torchrun.stderr.splitlines() if " err " in line]
+    assert said == [line for line in result.stderr.splitlines() if " err " in line] == ["[default1]:f err 1"]
 
 
 @pytest.mark.timeout(120)

@@ -75,16 +75,22 @@ def test_a_two_rank_job_gets_torchruns_whole_contract_variable_by_variable(tmp_p
                                                                                               "none")
 
 
+UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+
+
 @pytest.mark.timeout(180)
-@pytest.mark.parametrize("nnodes", ["1", "1:2"])
-def test_standalone_gets_torchruns_contract_with_a_fresh_run_id_and_free_port(tmp_path: Path, nnodes: str) -> None:
+@pytest.mark.parametrize("flags", [["--standalone", "--nnodes", "1"], ["--standalone", "--nnodes", "1:2"], []],
+                         ids=["standalone", "standalone-node-range", "one-node-default"])
+def test_standalone_gets_torchruns_contract_with_a_fresh_run_id_and_free_port(tmp_path: Path, flags: list[str]) -> None:
+    # A one-node launch without an endpoint or port is standalone for torchrun too (localhost:0, a fresh run id).
     # With a node range torch's rendezvous waits its last call for more nodes (30 s by default), both launchers.
-    last_call = ["--rdzv-conf", "last_call_timeout=1"] if ":" in nnodes else []
-    theirs, ours, added = _contract(tmp_path, ["--standalone", "--nnodes", nnodes, "--nproc-per-node", "2", *last_call])
+    last_call = ["--rdzv-conf", "last_call_timeout=1"] if "1:2" in flags else []
+    theirs, ours, added = _contract(tmp_path, [*flags, "--nproc-per-node", "2", *last_call])
     for rank in (0, 1):
         _assert_same(theirs[rank], ours[rank], added, shaped={"MASTER_PORT", "TORCHELASTIC_RUN_ID"})
         assert int(ours[rank]["MASTER_PORT"]) > 0
-        assert re.fullmatch(r"[0-9a-f-]{32,36}", ours[rank]["TORCHELASTIC_RUN_ID"])
+        assert re.fullmatch(UUID, ours[rank]["TORCHELASTIC_RUN_ID"]), ours[rank]["TORCHELASTIC_RUN_ID"]
+        assert re.fullmatch(UUID, theirs[rank]["TORCHELASTIC_RUN_ID"]), theirs[rank]["TORCHELASTIC_RUN_ID"]
     assert ours[0]["TORCHELASTIC_RUN_ID"] == ours[1]["TORCHELASTIC_RUN_ID"] != theirs[0]["TORCHELASTIC_RUN_ID"]
     assert ours[0]["WORLD_SIZE"] == "2" and ours[0]["MASTER_ADDR"] == socket.getfqdn()
 
@@ -93,6 +99,8 @@ def test_the_dry_run_shows_the_master_addr_and_role_the_ranks_get(cli: CliRunner
     plain = cli(["--dry-run", str(DUMP)])
     alone = cli(["--dry-run", "--standalone", "--role", "trainer", str(DUMP)])
     assert plain.status == alone.status == 0, plain.stderr + alone.stderr
-    assert "MASTER_ADDR=127.0.0.1 " in plain.row("rank env 0") and "ROLE_NAME=default" in plain.row("rank env 0")
+    port = cli(["--dry-run", "--master-port", "29999", str(DUMP)])
+    assert f"MASTER_ADDR={socket.getfqdn()} " in plain.row("rank env 0") and "ROLE_NAME=default" in plain.row("rank env 0")
+    assert "MASTER_ADDR=127.0.0.1 " in port.row("rank env 0")
     assert f"MASTER_ADDR={socket.getfqdn()} " in alone.row("rank env 0")
     assert "ROLE_NAME=trainer" in alone.row("rank env 0")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import pytest
@@ -36,14 +37,21 @@ def test_every_engine_option_reaches_the_launch_config(tmp_path: Path) -> None:
     assert config.duplicate_stdout_filters == ["loss"] and config.duplicate_stderr_filters == ["WARN", "ERR"]
     assert config.virtual_local_rank and config.shutdown_timeout == 7
     assert config.logs_specs._local_ranks_filter == {1}
-    assert config.run_id == "none"
+    assert config.run_id == str(uuid.UUID(config.run_id))  # one node, no port: standalone, as for torchrun
+    assert _elastic_config(job(EngineOptions(), master_port=29999), tmp_path).run_id == "none"
 
 
-def test_standalone_gets_a_fresh_run_id_and_leaves_the_address_to_the_engine(tmp_path: Path) -> None:
-    first = _elastic_config(job(EngineOptions(standalone=True)), tmp_path)
-    second = _elastic_config(job(EngineOptions(standalone=True)), tmp_path)
+@pytest.mark.parametrize("engine", [EngineOptions(standalone=True), EngineOptions()], ids=["standalone", "one-node"])
+def test_standalone_gets_a_fresh_run_id_and_leaves_the_address_to_the_engine(tmp_path: Path,
+                                                                             engine: EngineOptions) -> None:
+    first = _elastic_config(job(engine), tmp_path)
+    second = _elastic_config(job(engine), tmp_path)
     assert first.run_id != second.run_id and first.local_addr is None
-    assert _elastic_config(job(EngineOptions()), tmp_path).local_addr == "127.0.0.1"
+
+
+def test_a_static_master_port_gives_the_ranks_the_master_address(tmp_path: Path) -> None:
+    config = _elastic_config(job(EngineOptions(), master_port=29999, master_addr="127.0.0.2"), tmp_path)
+    assert (config.rdzv_backend, config.rdzv_endpoint) == ("static", "127.0.0.2:29999")
 
 
 @pytest.mark.parametrize(("redirects", "tee", "log_dir", "expected"), [

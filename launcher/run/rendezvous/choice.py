@@ -13,7 +13,7 @@ import socket
 
 from launcher.prepare.config import JobConfig
 
-__all__ = ["rendezvous", "AGREEMENT_PREFIX", "DEFAULT_MASTER_PORT", "ONE_NODE_BACKEND"]
+__all__ = ["rendezvous", "standalone_like", "AGREEMENT_PREFIX", "DEFAULT_MASTER_PORT", "ONE_NODE_BACKEND"]
 
 AGREEMENT_PREFIX = "accel-"
 ONE_NODE_BACKEND = "one-node"
@@ -40,6 +40,14 @@ def rendezvous(config: JobConfig) -> tuple[str, str, dict[str, object]]:
         options = {**options, "accel_backend": config.backend.name, "accel_backend_source": config.backend.source,
                    "accel_host": socket.gethostname(), **_store_side(config)}
     return backend, endpoint, options
+
+
+def standalone_like(config: JobConfig) -> bool:
+    """True where torchrun runs a job as `--standalone`: asked for, or one node with no endpoint and no port.
+    Its ranks then get this host's name as MASTER_ADDR (or --local-addr) and a fresh run id."""
+    settings = config.settings
+    lone = config.node_range[1] == 1 and not config.rdzv_endpoint and settings.master_port is None
+    return settings.engine.standalone or lone
 
 
 def _store_side(config: JobConfig) -> dict[str, object]:

@@ -65,7 +65,7 @@ class OneNodeRendezvous(RendezvousHandler):
 
 
 def _create(params: RendezvousParameters) -> RendezvousHandler:
-    # Without a local address (--standalone), the ranks get this host's name, as torch's c10d gives them.
+    # Without a local address the ranks get this host's name, as torch's c10d gives them under torchrun.
     addr = params.local_addr or socket.getfqdn()
     return OneNodeRendezvous(addr, params.run_id, timedelta(seconds=float(params.get("timeout", 600))))
 
