@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 
     from launcher.multinode.head.runners import LaunchCommand
 
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")  # DeepSpeed's --log_level choices
+
 __all__ = ["accel_launch", "run_node_job"]
 
 _CONTEXT = {"allow_interspersed_args": False, "help_option_names": ["-h", "--help"], "max_content_width": 100,
@@ -70,6 +72,9 @@ _CONTEXT = {"allow_interspersed_args": False, "help_option_names": ["-h", "--hel
               help="Stop the whole job after this many seconds (exit 124).")
 @click.option(*both("dry-run"), "dry_run", is_flag=True, help="Print the resolved plan and start nothing.")
 @click.option("-v", "--verbose", is_flag=True, help="Show the launcher's and torch elastic's logs.")
+@click.option("-q", "--quiet", is_flag=True, help="Only errors: no launch line (DeepSpeed's, as --log_level error).")
+@click.option(*both("log-level"), "log_level", type=click.Choice(LOG_LEVELS), metavar="LEVEL",
+              help="DeepSpeed's: debug and info as -v, warning the default, error and critical as -q.")
 @click.option("-H", "--hostfile", metavar="FILE", help="Start the job on the hosts of FILE ('host slots=N' lines).")
 @click.option("-i", "--include", default="", metavar="HOST[:SLOTS]@...",
               help="Only these hosts/slots of the hostfile; without one, localhost:0,2 picks local devices.")
@@ -90,7 +95,7 @@ _CONTEXT = {"allow_interspersed_args": False, "help_option_names": ["-h", "--hel
 @click.argument("script", metavar="SCRIPT")
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
 def accel_launch(script: str, script_args: tuple[str, ...], module: bool, no_python: bool, dry_run: bool,
-                 verbose: bool, hostfile: str | None, include: str, exclude: str, num_nodes: int, num_gpus: int,
+                 verbose: bool, quiet: bool, log_level: str | None, hostfile: str | None, include: str, exclude: str, num_nodes: int, num_gpus: int,
                  runner: str, exports: tuple[str, ...], ssh_port: int | None, ssh_options: tuple[str, ...],
                  **options: object) -> None:
     """Launch SCRIPT on every rank with one validated torch.compile backend.
@@ -104,13 +109,17 @@ def accel_launch(script: str, script_args: tuple[str, ...], module: bool, no_pyt
     if module and no_python:
         raise click.UsageError("-m/--module and --no-python cannot be used together")
     mode = "module" if module else "exec" if no_python else "script"
-    _configure_logging(verbose)
+    verbose, quiet = verbose or log_level in ("debug", "info"), quiet or log_level in ("error", "critical")
+    if verbose and quiet:
+        raise click.UsageError("-v/--verbose (or --log_level debug/info) and -q/--quiet (or --log_level "
+                               "error/critical) cannot be used together")
+    _configure_logging(verbose, quiet)
     peers = {name: options.pop(name) for name in PEER_NAMES}
     hosts = HostFlags(hostfile, include, exclude, num_nodes, num_gpus, runner.lower(), exports, ssh_port, ssh_options)
     try:
         cwd = working_directory()
         values, through_runner = translate(peers, options, hosts, mode, _given())
-        launch_options = _launch_options(Program(mode, script, tuple(script_args)), values, verbose)
+        launch_options = _launch_options(Program(mode, script, tuple(script_args)), values, verbose, quiet)
         check_options(launch_options, cwd, head=through_runner)
         job = prepare_job(launch_options, dict(os.environ), cwd, place=not through_runner)
         if through_runner:
@@ -156,7 +165,7 @@ def run_node_job() -> None:
         job = place_node_job(read_node_job(os.environ), dict(os.environ), working_directory())
     except (LaunchError, ValueError) as exc:
         _fail(str(exc))
-    _configure_logging(job.config.settings.verbose)
+    _configure_logging(job.config.settings.verbose, job.config.settings.quiet)
     _run(job, stop_on_stdin_eof=STOP_ON_STDIN_EOF in sys.argv[1:])
 
 
@@ -169,10 +178,11 @@ def _check_runner_found(commands: Sequence[LaunchCommand], runner: str) -> None:
                                     f"({path or 'empty'}); install it, or set PATH to include it")
 
 
-def _launch_options(program: Program, values: dict[str, object], verbose: bool) -> LaunchOptions:
+def _launch_options(program: Program, values: dict[str, object], verbose: bool, quiet: bool) -> LaunchOptions:
     """The translated flags as LaunchOptions: the engine's settings carried whole in RunSettings."""
     names = {item.name for item in fields(RunSettings)}
-    settings = RunSettings(**{name: values.pop(name) for name in list(values) if name in names}, verbose=verbose)
+    settings = RunSettings(**{name: values.pop(name) for name in list(values) if name in names}, verbose=verbose,
+                           quiet=quiet)
     return LaunchOptions(program=program, settings=settings, **values)
 
 
@@ -181,11 +191,12 @@ def _run(job: PreparedJob, stop_on_stdin_eof: bool) -> None:
     config = job.config
     logging.getLogger(__name__).info("plan:\n%s", format_plan(plan_rows(config, job.detected_by)))
     nodes = "" if config.nnodes == "1" else f" (node {config.node_rank} of {config.nnodes})"
-    click.echo(
-        f"accel-launch: {config.nproc_per_node} rank(s){nodes} on {config.accelerator}, "
-        f"compile backend {config.backend.describe()}",
-        err=True,
-    )
+    if not config.settings.quiet:
+        click.echo(
+            f"accel-launch: {config.nproc_per_node} rank(s){nodes} on {config.accelerator}, "
+            f"compile backend {config.backend.describe()}",
+            err=True,
+        )
     from launcher.run.spawn import run_job, silence_engine_logs
 
     if not config.settings.verbose:
@@ -220,5 +231,6 @@ def _fail(message: str) -> None:
     fail("accel-launch", message)
 
 
-def _configure_logging(verbose: bool) -> None:
-    logging.basicConfig(format="%(name)s: %(message)s", level=logging.INFO if verbose else logging.WARNING)
+def _configure_logging(verbose: bool, quiet: bool = False) -> None:
+    level = logging.INFO if verbose else logging.ERROR if quiet else logging.WARNING
+    logging.basicConfig(format="%(name)s: %(message)s", level=level)

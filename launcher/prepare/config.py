@@ -62,6 +62,7 @@ class RunSettings:
     log_dir: str | None = None
     bind_cores: str | None = None  # --bind_core_list / --bind_cores_to_rank ("": all cores); each node splits its own
     verbose: bool = False
+    quiet: bool = False  # DeepSpeed's -q / --log_level error: no launch line, only errors
     engine: EngineOptions = field(default_factory=EngineOptions)
 
     def __post_init__(self) -> None:

@@ -153,6 +153,10 @@ def test_local_addr_with_a_hostfile_is_refused_in_one_line(script: str, tmp_path
     (["--master-port", "x"], "Invalid value for '--master-port' / '--master_port': 'x' is not a valid integer "
                              "(digits 0-9 only)."),
     ([], "Missing argument 'SCRIPT'."),
+    (["--log_level", "loud"], "Invalid value for '--log-level' / '--log_level': 'loud' is not one of 'debug', 'info', "
+                              "'warning', 'error', 'critical'."),
+    (["-q", "--log_level", "info", "x.py"], "-v/--verbose (or --log_level debug/info) and -q/--quiet (or "
+                                            "--log_level error/critical) cannot be used together"),
 ])
 def test_a_usage_error_is_one_line_with_click_did_you_mean(args: list[str], expected: str) -> None:
     assert one_error_line(invoke(args)) == f"accel-launch: error: {expected}"
@@ -244,3 +248,25 @@ def test_force_multi_and_no_ssh_check_with_a_hostfile_go_through_the_runner(scri
     rows = plan(["-H", str(hostfile), "--force_multi", "--no_ssh_check", "-i", "node1:1"], script)
     assert rows["runner command"][0].startswith("ssh -o BatchMode=yes")
     assert "ACCEL_NODE_DEVICES=1 " in rows["runner command"][0]
+
+
+@pytest.mark.slow  # imports torch's and DeepSpeed's launchers
+def test_every_flag_of_torchruns_and_deepspeeds_parsers_is_known_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    import argparse
+
+    from deepspeed.launcher import runner
+    from torch.distributed.run import get_args_parser
+
+    class Captured(Exception):
+        """DeepSpeed builds its parser inside parse_args: this stops it there, parser in hand."""
+
+    def capture(parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
+        raise Captured(parser)
+
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", capture)
+    with pytest.raises(Captured) as deepspeed:
+        runner.parse_args([])
+    ours = {name for param in accel_launch.params for name in (*param.opts, *param.secondary_opts)}
+    for parser in (get_args_parser(), deepspeed.value.args[0]):
+        theirs = {name for action in parser._actions for name in action.option_strings} - {"-h", "--help"}
+        assert theirs <= ours, sorted(theirs - ours)

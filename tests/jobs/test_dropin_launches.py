@@ -89,3 +89,12 @@ def test_enable_each_rank_log_writes_each_ranks_streams_to_files(launch: Launche
     result = launch(["--nproc-per-node", "2", "--enable_each_rank_log", str(logs), DUMP, "--say", "e"])
     assert result.returncode == 0, result.stderr
     assert sorted(path.read_text() for path in logs.glob("*/*/attempt_0/*/stdout.log")) == ["e out 0\n", "e out 1\n"]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("flags", [["-q"], ["--log_level", "error"]], ids=["quiet", "log-level-error"])
+def test_quiet_leaves_out_the_launch_line_as_deepspeed_does(launch: Launcher, flags: list[str]) -> None:
+    loud, quiet = launch([DUMP, "--say", "q"]), launch([*flags, DUMP, "--say", "q"])
+    assert loud.returncode == quiet.returncode == 0, loud.stderr + quiet.stderr
+    assert any(line.startswith("accel-launch: 1 rank(s)") for line in loud.stderr.splitlines()), loud.stderr
+    assert quiet.stderr.splitlines() == ["q err 0", "[rank0]:q torch"]  # the rank's own lines only
