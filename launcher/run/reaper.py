@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import signal
 
 import psutil
 
@@ -22,23 +21,19 @@ def become_subreaper() -> bool:
 def sweep_descendants(grace_seconds: float) -> list[int]:
     """SIGTERM every process below this one, SIGKILL what outlives `grace_seconds`; return their pids.
 
-    Signals to the launcher are ignored meanwhile, so a second Ctrl-C cannot leave the sweep half done.
+    It runs once the job is over, when a stop signal to the launcher changes nothing (launcher/signal_rules.py),
+    so a second Ctrl-C cannot leave the sweep half done.
     """
-    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
-    try:
-        leftovers = psutil.Process().children(recursive=True)
-        for process in leftovers:
-            _quietly(process.terminate)
-        _, alive = psutil.wait_procs(leftovers, timeout=grace_seconds)
-        for process in alive:
-            _quietly(process.kill)
-        psutil.wait_procs(alive, timeout=5)
-        if leftovers:
-            logger.info("stopped %d leftover processes: %s", len(leftovers), [p.pid for p in leftovers])
-        return [process.pid for process in leftovers]
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    leftovers = psutil.Process().children(recursive=True)
+    for process in leftovers:
+        _quietly(process.terminate)
+    _, alive = psutil.wait_procs(leftovers, timeout=grace_seconds)
+    for process in alive:
+        _quietly(process.kill)
+    psutil.wait_procs(alive, timeout=5)
+    if leftovers:
+        logger.info("stopped %d leftover processes: %s", len(leftovers), [p.pid for p in leftovers])
+    return [process.pid for process in leftovers]
 
 
 def _quietly(action) -> None:
