@@ -5,8 +5,9 @@ The table is in docs/RELIABILITY.md ("Every signal has one outcome"):
 - stop (every signal whose default is to end the process, but for the crash signals below): the job
   stops with one line and exit 128+N. How depends on the moment, which the launcher sets as it goes: before
   any rank can exist, the launcher undoes what it made and exits at once (`stop_now`); while the engine runs
-  the ranks, the signal is raised into the engine, which stops every rank within --grace-period; once the job
-  is over, the launcher is already stopping everything and the signal changes nothing.
+  the ranks, the signal is raised into the engine, which stops every rank within --grace-period; once the
+  launcher is stopping the ranks, a further stop signal cuts the grace period short (SIGKILL to what is left)
+  and changes nothing else.
 - forward (SIGUSR1, SIGUSR2): sent on to every running rank's own process; the job goes on.
 - ignore (SIGPIPE, SIGXFSZ, as in every Python program): an output that cannot be written never ends the job.
 - default: job control, SIGCHLD, SIGURG, SIGWINCH, and the signals of a crash of the launcher itself
@@ -24,7 +25,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
 __all__ = ["STOP", "FORWARDED", "IGNORED", "DEFAULT", "install_signal_rules", "stop_action", "forward_action",
-           "set_stop_action", "stop_now", "ignore_stop", "add_cleanup", "clean_up", "signals_held",
+           "set_stop_action", "stop_now", "hurry_stop", "stop_hurried", "add_cleanup", "clean_up", "signals_held",
            "signal_name", "stop_outcome"]
 
 S = signal.Signals
@@ -46,8 +47,14 @@ def stop_now(signum: int) -> None:
     os._exit(status)
 
 
-def ignore_stop(_signum: int) -> None:
-    """Once the job is over: the launcher is already stopping everything; a stop signal changes nothing."""
+def hurry_stop(_signum: int) -> None:
+    """Once the launcher is stopping the ranks: what is left is killed at once; the outcome stays as it is."""
+    _Now.hurried = True
+
+
+def stop_hurried() -> bool:
+    """Whether a stop signal came while the launcher was already stopping the ranks."""
+    return _Now.hurried
 
 
 def _to_nobody(_signum: int) -> int:
@@ -58,6 +65,7 @@ class _Now:
     stop: StopAction = stop_now
     forward: ForwardAction = _to_nobody
     stop_instead: frozenset[int] = frozenset()
+    hurried: bool = False
     started_ignored: frozenset[int] | None = None
     cleanups: list[Callable[[], None]] = []
 

@@ -3,8 +3,8 @@
 A stop signal is raised into torch elastic's agent as its own SignalException: a signal of
 --signals-to-handle reaches every rank as it is (torchrun's contract), any other stop signal stops them with
 SIGTERM; either way within --grace-period. SIGUSR1 and SIGUSR2 go to every running rank's own process (not to
-the processes it started), and the job goes on. When the engine is done, a stop signal changes nothing: the
-launcher is already stopping everything.
+the processes it started), and the job goes on. A stop signal that comes while the ranks are being stopped
+(the engine's close, or the sweep after it) has the rest killed at once.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from launcher.signal_rules import forward_action, ignore_stop, install_signal_rules, set_stop_action
+from launcher.signal_rules import forward_action, hurry_stop, install_signal_rules, set_stop_action
 
 __all__ = ["ranks_running", "received_signal"]
 
@@ -27,16 +27,20 @@ def received_signal(exc: BaseException) -> int:
 @contextmanager
 def ranks_running(signals_to_handle: str) -> Iterator[None]:
     """Around the engine's run: stop signals raise into it, SIGUSR1/SIGUSR2 reach the ranks; after it, a stop
-    signal is ignored (the job is over and being swept)."""
+    signal only hurries the sweep (launcher/run/reaper.py)."""
     from torch.distributed.elastic.multiprocessing.api import PContext, SignalException
 
     passed_as_they_are = {signal.Signals[name.strip()] for name in signals_to_handle.split(",") if name.strip()}
     live: list[PContext] = []
+    received: list[int] = []
 
     def stop(signum: int) -> None:
+        if received:
+            hurry_stop(signum)
+        received.append(signum)
         sent = signum if signum in passed_as_they_are else signal.SIGTERM
         exc = SignalException(f"Process {os.getpid()} got signal: {signum}", sigval=signal.Signals(sent))
-        exc.received = signum
+        exc.received = received[0]  # the first stop signal names the outcome
         raise exc
 
     def forward(signum: int) -> int:
@@ -67,6 +71,6 @@ def ranks_running(signals_to_handle: str) -> Iterator[None]:
         with forward_action(forward, stop_instead=passed_as_they_are):
             yield
     finally:
-        set_stop_action(ignore_stop)
+        set_stop_action(hurry_stop)
         PContext.start, PContext.close = original_start, original_close
         install_signal_rules(passed_as_they_are)
