@@ -14,7 +14,7 @@ The table is in docs/RELIABILITY.md ("Every signal has one outcome"):
   (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS) keep the meaning they had.
 
 A stop or forwarded signal the launcher was started with ignored (nohup's SIGHUP, a background job's SIGINT)
-stays ignored. This module is the launcher's first import: it uses nothing but the interpreter's built-ins.
+stays ignored. This module is the launcher's first import: it imports only small standard modules.
 """
 
 from __future__ import annotations
@@ -62,6 +62,8 @@ def _to_nobody(_signum: int) -> int:
 
 
 class _Now:
+    """What a signal does now: set as the launcher goes from preparing to running to ending."""
+
     stop: StopAction = stop_now
     forward: ForwardAction = _to_nobody
     stop_instead: frozenset[int] = frozenset()

@@ -14,7 +14,7 @@ import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from launcher.signal_rules import forward_action, hurry_stop, install_signal_rules, set_stop_action
+from launcher.signal_rules import forward_action, hurry_stop, install_signal_rules, set_stop_action, stop_hurried
 
 __all__ = ["ranks_running", "received_signal"]
 
@@ -60,10 +60,10 @@ def ranks_running(signals_to_handle: str) -> Iterator[None]:
         finally:
             install_signal_rules(passed_as_they_are)  # torch elastic has just put its handlers there
 
-    def close(self: PContext, *args: object, **kwargs: object) -> None:
+    def close(self: PContext, death_sig: signal.Signals | None = None, timeout: float = 30) -> None:
         if self in live:
             live.remove(self)
-        original_close(self, *args, **kwargs)
+        original_close(self, death_sig, 0 if stop_hurried() else timeout)
 
     PContext.start, PContext.close = start, close
     set_stop_action(stop)
