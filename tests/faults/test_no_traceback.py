@@ -1,4 +1,5 @@
-"""The launcher never ends in a traceback, and its own closed or broken stdout is not a job failure."""
+"""The launcher never ends in a traceback (a signal at any moment before or after the ranks included), and its
+own closed or broken stdout is not a job failure."""
 
 from __future__ import annotations
 
