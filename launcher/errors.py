@@ -18,6 +18,7 @@ __all__ = [
     "AcceleratorChoiceError",
     "RefusedFlagError",
     "FlagConflictError",
+    "WorkingDirectoryError",
 ]
 
 
@@ -30,7 +31,15 @@ class UsageError(LaunchError):
 
     def __init__(self, option: str, value: object, expected: str) -> None:
         self.option, self.value, self.expected = option, value, expected
-        super().__init__(f"invalid value for {option}: {value!r} ({expected})")
+        super().__init__(f"invalid value for {option}: {_shown(value)} ({expected})")
+
+
+def _shown(value: object, limit: int = 200) -> str:
+    """`value` as the user would type it (repr), its middle left out when it is longer than `limit`."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit // 2]}...{text[-limit // 4:]} ({len(str(value))} characters)"
 
 
 class FileLineError(LaunchError):
@@ -106,3 +115,12 @@ class FlagConflictError(LaunchError):
     def __init__(self, flag: str, problem: str) -> None:
         self.flag, self.problem = flag, problem
         super().__init__(f"{flag}: {problem}")
+
+
+class WorkingDirectoryError(LaunchError):
+    """The working directory, which every rank would start in, cannot be used (it was removed)."""
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+        super().__init__(f"the working directory cannot be used ({problem.lower()}: was it removed?); "
+                         "cd to an existing folder and try again")

@@ -1,8 +1,10 @@
 """Writing a file whole or not at all: a temporary file beside it (mode 0600), then a rename.
 
 A reader never sees a half-written file, and a writer stopped part-way leaves the old file or none.
-Used by the facts cache (readers are other processes of the node) and by a rank's refusal (the engine
-reads the error file of every rank it stops).
+Nothing is ever created through a symbolic link: the temporary file is made with O_CREAT|O_EXCL (and
+O_NOFOLLOW) by `mkstemp`, and the rename replaces a link at `path` itself, never its target. Used by the
+facts cache (readers are other processes of the node) and by a rank's refusal (the launcher reads the
+error file of the first rank that failed).
 """
 
 from __future__ import annotations

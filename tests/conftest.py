@@ -1,5 +1,7 @@
-"""Session-wide: every launch the tests make keeps its backend cache in a temp dir, not in ~/.cache; and the
-`launch` fixture that runs the real `accel-launch` in a subprocess for any test folder."""
+"""Session-wide: every launch the tests make keeps its backend cache in a temp dir, not in ~/.cache; the
+`launch` fixture that runs the real `accel-launch` in a subprocess for any test folder; and the slow lane:
+every test in a folder where the real process is the point is marked `slow` (`pytest -m "not slow"` leaves
+them out); a slow test elsewhere carries `@pytest.mark.slow` itself."""
 
 from __future__ import annotations
 
@@ -12,6 +14,18 @@ from pathlib import Path
 import pytest
 
 from tests.launches import ACCEL_LAUNCH, CliRun, CliRunnerFn, Launch, Launcher, clean_environ
+
+
+SLOW_FOLDERS = ("faults", "jobs", "deepspeed", "multinode/hosts", "multinode/engines")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test under one of SLOW_FOLDERS `slow`."""
+    tests_root = Path(__file__).parent
+    slow_roots = [tests_root / folder for folder in SLOW_FOLDERS]
+    for item in items:
+        if any(root in item.path.parents for root in slow_roots):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -7,38 +7,34 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import sys
 from dataclasses import fields
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from launcher.cli.dropin import ETCD_BACKENDS, MPI_RUNNERS, translate
+from launcher.cli.numbers import Integer
+from launcher.cli.one_line import OneLineCommand, fail
 from launcher.cli.peer_flags import PEER_NAMES, both, peer_options
-from launcher.errors import LaunchError
+from launcher.errors import FlagConflictError, LaunchError
+from launcher.limits import NODES, PORTS, RANKS_PER_NODE
 from launcher.multinode.head.selection import HostFlags
 from launcher.prepare.config import LaunchOptions, Program, RunSettings
 from launcher.prepare.job import PreparedJob, check_ports, prepare_job
 from launcher.prepare.plan import format_plan, plan_rows
-from launcher.prepare.validate import check_options
+from launcher.prepare.validate import check_options, working_directory
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from launcher.multinode.head.runners import LaunchCommand
 
 __all__ = ["accel_launch", "run_node_job"]
 
 _CONTEXT = {"allow_interspersed_args": False, "help_option_names": ["-h", "--help"], "max_content_width": 100,
             "auto_envvar_prefix": "PET"}
-
-
-class OneLineCommand(click.Command):
-    """A command whose usage errors are one line, `accel-launch: error: ...`, with exit status 2."""
-
-    def main(self, *args: object, standalone_mode: bool = True, **kwargs: object) -> object:
-        """Run the command; a usage error is one line on stderr, never click's usage block."""
-        try:
-            return super().main(*args, standalone_mode=False, **kwargs)
-        except click.ClickException as exc:
-            _fail(" ".join(exc.format_message().split()))
-        except click.exceptions.Abort:
-            sys.exit(130)  # Ctrl-C before any rank started
 
 
 @click.command(cls=OneLineCommand, context_settings=_CONTEXT)
@@ -49,19 +45,19 @@ class OneLineCommand(click.Command):
 @click.option(*both("nproc-per-node"), "nproc_per_node", default="1", show_default=True, metavar="N|auto",
               help="Ranks on this node; 'auto' = one per device.")
 @click.option("--nnodes", default="1", show_default=True, metavar="N|MIN:MAX", help="Number of nodes.")
-@click.option(*both("node-rank"), "node_rank", type=click.IntRange(min=0),
+@click.option(*both("node-rank"), "node_rank", type=Integer(0, NODES, index=True),
               help="This node's rank (default 0, or what Slurm / OpenMPI / pdsh say).")
 @click.option(*both("master-addr"), "master_addr", default="127.0.0.1", show_default=True,
               help="Address of the node that hosts the store.")
-@click.option(*both("master-port"), "master_port", type=int, help="Port of the store; default: a free port.")
+@click.option(*both("master-port"), "master_port", type=Integer(), help="Port of the store; default: a free port.")
 @click.option(*both("rdzv-backend"), "rdzv_backend", type=click.Choice(["c10d", "static", *ETCD_BACKENDS]), default="c10d",
               show_default=True, help="torch elastic rendezvous backend.")
 @click.option(*both("rdzv-endpoint"), "rdzv_endpoint", default="", metavar="HOST:PORT",
               help="Rendezvous endpoint for multi-node jobs.")
 @click.option(*both("rdzv-id"), "rdzv_id", default="", metavar="ID", help="Job id shared by all nodes.")
-@click.option(*both("rdzv-timeout"), "rdzv_timeout", type=click.IntRange(min=1), default=900, show_default=True,
+@click.option(*both("rdzv-timeout"), "rdzv_timeout", type=Integer(1), default=900, show_default=True,
               help="Seconds to wait for the other nodes.")
-@click.option(*both("max-restarts"), "max_restarts", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option(*both("max-restarts"), "max_restarts", type=Integer(0), default=0, show_default=True,
               help="Restarts of the worker group after a failure.")
 @click.option("-m", "--module", is_flag=True, help="Run SCRIPT as a module, like python -m.")
 @click.option(*both("no-python"), "no_python", is_flag=True, help="Run SCRIPT as a program, not with python.")
@@ -79,13 +75,15 @@ class OneLineCommand(click.Command):
               help="Only these hosts/slots of the hostfile; without one, localhost:0,2 picks local devices.")
 @click.option("-e", "--exclude", default="", metavar="HOST[:SLOTS]@...",
               help="All hosts/slots of the hostfile but these; without one, localhost:1 leaves out a local device.")
-@click.option(*both("num-nodes"), "num_nodes", type=int, default=-1, help="Use the first N hosts of the hostfile.")
-@click.option(*both("num-gpus", "--num-accelerators", "--num_accelerators"), "num_gpus", type=int, default=-1,
+@click.option(*both("num-nodes"), "num_nodes", type=Integer(-1, NODES), default=-1,
+              help="Use the first N hosts of the hostfile.")
+@click.option(*both("num-gpus", "--num-accelerators", "--num_accelerators"), "num_gpus",
+              type=Integer(-1, RANKS_PER_NODE), default=-1,
               help="Use the first N slots of each host (without a hostfile: N local ranks).")
 @click.option("--launcher", "runner", type=click.Choice(["ssh", "pdsh", "openmpi", "slurm", *MPI_RUNNERS],
               case_sensitive=False), default="ssh", show_default=True, help="How the hostfile's nodes are reached.")
 @click.option("--export", "exports", multiple=True, metavar="NAME", help="Send this variable to every node (repeatable).")
-@click.option(*both("ssh-port"), "ssh_port", type=click.IntRange(1, 65535), help="Port of the nodes' sshd.")
+@click.option(*both("ssh-port"), "ssh_port", type=Integer(1, PORTS), help="Port of the nodes' sshd.")
 @click.option(*both("ssh-option"), "ssh_options", multiple=True, metavar="KEY=VALUE",
               help="Extra ssh -o option (repeatable).")
 @peer_options
@@ -110,14 +108,17 @@ def accel_launch(script: str, script_args: tuple[str, ...], module: bool, no_pyt
     peers = {name: options.pop(name) for name in PEER_NAMES}
     hosts = HostFlags(hostfile, include, exclude, num_nodes, num_gpus, runner.lower(), exports, ssh_port, ssh_options)
     try:
+        cwd = working_directory()
         values, through_runner = translate(peers, options, hosts, mode, _given())
         launch_options = _launch_options(Program(mode, script, tuple(script_args)), values, verbose)
-        check_options(launch_options, Path.cwd(), head=through_runner)
-        job = prepare_job(launch_options, dict(os.environ), Path.cwd(), place=not through_runner)
+        check_options(launch_options, cwd, head=through_runner)
+        job = prepare_job(launch_options, dict(os.environ), cwd, place=not through_runner)
         if through_runner:
             from launcher.multinode.head.commands import hostfile_commands
 
-            commands = hostfile_commands(hosts, job.config, dict(os.environ), Path.cwd())
+            commands = hostfile_commands(hosts, job.config, dict(os.environ), cwd)
+            if not dry_run:
+                _check_runner_found(commands, runner.lower())
         else:
             commands = None
             if not dry_run:
@@ -152,11 +153,20 @@ def run_node_job() -> None:
     from launcher.prepare.job import place_node_job
 
     try:
-        job = place_node_job(read_node_job(os.environ), dict(os.environ), Path.cwd())
+        job = place_node_job(read_node_job(os.environ), dict(os.environ), working_directory())
     except (LaunchError, ValueError) as exc:
         _fail(str(exc))
     _configure_logging(job.config.settings.verbose)
     _run(job, stop_on_stdin_eof=STOP_ON_STDIN_EOF in sys.argv[1:])
+
+
+def _check_runner_found(commands: Sequence[LaunchCommand], runner: str) -> None:
+    """Each local process a hostfile launch starts (ssh, pdsh, mpirun, srun) is a program on its PATH."""
+    for command in commands:
+        path = os.pathsep.join(os.get_exec_path({**os.environ, **command.env}))
+        if shutil.which(command.argv[0], path=path) is None:
+            raise FlagConflictError(f"--launcher {runner}", f"{command.argv[0]!r} is not a program on PATH "
+                                    f"({path or 'empty'}); install it, or set PATH to include it")
 
 
 def _launch_options(program: Program, values: dict[str, object], verbose: bool) -> LaunchOptions:
@@ -207,8 +217,7 @@ def _exit_now(status: int) -> None:
 
 
 def _fail(message: str) -> None:
-    click.echo(f"accel-launch: error: {message}", err=True)
-    sys.exit(2)
+    fail("accel-launch", message)
 
 
 def _configure_logging(verbose: bool) -> None:

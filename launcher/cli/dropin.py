@@ -9,7 +9,8 @@ from collections.abc import Mapping
 from launcher.cli.peer_flags import REFUSED
 from launcher.errors import FlagConflictError, RefusedFlagError, UsageError
 from launcher.multinode.head.selection import HostFlags
-from launcher.prepare.engine_options import EngineOptions, parse_ranks_filter, parse_rdzv_conf
+from launcher.prepare.engine_options import EngineOptions, parse_ranks_filter
+from launcher.prepare.rdzv_conf import parse_rdzv_conf
 from launcher.prepare.local_slots import LOCALHOST, LocalSelection
 from launcher.run.rendezvous.choice import DEFAULT_MASTER_PORT
 
@@ -36,6 +37,9 @@ def translate(peers: Mapping[str, object], options: Mapping[str, object], hosts:
     values["engine"] = _engine(peers)
     if peers["standalone"]:
         _standalone(values, given)
+    if peers["bind_core_list"] is not None and not str(peers["bind_core_list"]).strip():
+        raise UsageError("--bind_core_list", peers["bind_core_list"], "give cores like 0-3,8, or drop the flag: "
+                         "--bind_cores_to_rank alone shares out every core")
     if peers["bind_cores_to_rank"] or peers["bind_core_list"] is not None:
         values["bind_cores"] = peers["bind_core_list"] or ""
     if hosts.hostfile is not None and peers["no_ssh"]:

@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import Callable
 
+from launcher.cli.escaped import one_line
 from launcher.signal_rules import clean_up
 
 __all__ = ["run_last_resort", "INTERNAL_ERROR_STATUS"]
@@ -24,7 +25,7 @@ def run_last_resort(entry: Callable[[], object]) -> None:
         raise
     except BaseException as exc:  # noqa: BLE001  (the last resort: anything else is a bug of ours)
         clean_up()
-        detail = " ".join(str(exc).split())[:300]
+        detail = one_line(" ".join(str(exc).split())[:300])
         _write(f"accel-launch: internal error in accel-launch {_version()}: {type(exc).__name__}: {detail}; {_ISSUES}")
         os._exit(INTERNAL_ERROR_STATUS)
 

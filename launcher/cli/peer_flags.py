@@ -10,6 +10,8 @@ from collections.abc import Callable
 
 import click
 
+from launcher.cli.numbers import Integer
+
 __all__ = ["both", "peer_options", "REFUSED", "PEER_NAMES"]
 
 # Flags refused outright: parameter name -> (flag as typed, why, and what to use instead).
@@ -67,7 +69,7 @@ _OPTIONS = [
     click.option(*both("local-addr"), "local_addr", metavar="ADDR", help="This node's address for the rendezvous."),
     click.option(*both("signals-to-handle"), "signals_to_handle", default="SIGTERM,SIGINT,SIGHUP,SIGQUIT",
                  show_default=True, help="Signals the launcher passes on to the ranks."),
-    click.option(*both("shutdown-timeout"), "shutdown_timeout", type=click.IntRange(min=0), metavar="SECONDS",
+    click.option(*both("shutdown-timeout"), "shutdown_timeout", type=Integer(0), metavar="SECONDS",
                  help="torchrun's name for --grace-period."),
     click.option(*both("virtual-local-rank"), "virtual_local_rank", is_flag=True,
                  help="Every rank sees LOCAL_RANK=0 and one device."),

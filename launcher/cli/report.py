@@ -1,35 +1,47 @@
-"""`accel-launch report`: what a launch on this machine would use, and why (CONTRACT.md section 5).
+"""`accel-launch report`: what a launch on this machine would use, and why (docs/CONTRACT.md section 5).
 
-The report resolves a launch exactly as `accel-launch` would (launcher.prepare.job) and shows it.
+The report resolves a launch exactly as `accel-launch` would (launcher.prepare.job) and shows it. When
+that launch would be refused (a backend this accelerator does not support), the report still prints its
+table, says so in the row of the backend, and ends with the launch's own error line and exit status 2.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import click
 
+from launcher.cli.one_line import OneLineCommand, fail, fail_if_output_lost
 from launcher.errors import LaunchError
 from launcher.prepare.config import LaunchOptions, Program
 from launcher.prepare.job import resolve_job
 from launcher.prepare.plan import format_plan
+from launcher.prepare.validate import working_directory
+from launcher.resolve.node_check import check_backend
 
 __all__ = ["report_rows", "report_command"]
+
+_PROG = "accel-report"
 
 # The report has no program of its own; preparing a launch reads none.
 _NO_PROGRAM = Program("script", "")
 
 
 def report_rows(environ: dict[str, str], cwd: Path, compile_backend: str | None, ds_config: str | None,
-                env_file: str | None, accelerator: str | None = None) -> list[tuple[str, str]]:
-    """(label, value) rows of the report; raises LaunchError or ValueError on bad input."""
+                env_file: str | None, accelerator: str | None = None) -> tuple[list[tuple[str, str]], str | None]:
+    """(label, value) rows of the report, and why a launch here would be refused (None: it would start);
+    raises LaunchError or ValueError on input that gives no launch to report."""
     options = LaunchOptions(_NO_PROGRAM, compile_backend=compile_backend, accelerator=accelerator,
                             ds_config=ds_config, env_file=env_file)
     job = resolve_job(options, environ, cwd, place=False)
     facts = job.accelerator
-    return [
+    try:
+        check_backend(job.config.backend, facts)
+        refusal, would_use = None, job.config.backend.describe()
+    except LaunchError as exc:
+        refusal, would_use = str(exc), f"nothing: {job.config.backend.describe()} would be refused"
+    rows = [
         ("accelerator", facts.name),
         ("detected by", facts.detected_by),
         ("device count", str(facts.device_count)),
@@ -37,9 +49,10 @@ def report_rows(environ: dict[str, str], cwd: Path, compile_backend: str | None,
         ("communication backend", facts.communication_backend),
         ("default compile backend", facts.default_backend),
         ("supported compile backends", ", ".join(facts.supported_backends)),
-        ("a launch here would use", job.config.backend.describe()),
+        ("a launch here would use", would_use),
         (".env file", str(job.env_file) if job.env_file else "(none)"),
     ]
+    return rows, refusal
 
 
 def _torch_version() -> str:
@@ -51,7 +64,7 @@ def _torch_version() -> str:
         return "(not installed)"
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=OneLineCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--compile-backend", "--compile_backend", "compile_backend", metavar="NAME",
               help="Resolve as if this flag were given to a launch.")
 @click.option("--ds-config", "--ds_config", "ds_config", metavar="PATH", help="Resolve with this ds_config.")
@@ -59,11 +72,17 @@ def _torch_version() -> str:
 @click.option("--accelerator", metavar="NAME", help="Report for this accelerator. Env: ACCEL_ACCELERATOR.")
 def report_command(compile_backend: str | None, ds_config: str | None, env_file: str | None,
                    accelerator: str | None) -> None:
-    """Print the accelerator, devices, torch, and the compile backend a launch here would resolve."""
+    """Print the accelerator, devices, torch, and the compile backend a launch here would resolve.
+
+    Exit status 2 when such a launch would be refused (the last line says why), 1 when stdout is lost.
+    """
     try:
-        rows = report_rows(dict(os.environ), Path.cwd(), compile_backend, ds_config, env_file, accelerator)
+        rows, refusal = report_rows(dict(os.environ), working_directory(), compile_backend, ds_config, env_file,
+                                    accelerator)
     except (LaunchError, ValueError) as exc:
-        click.echo(f"accel-report: error: {exc}", err=True)
-        sys.exit(2)
+        fail(_PROG, str(exc))
     click.echo("accel-launch report")
     click.echo(format_plan(rows))
+    fail_if_output_lost(_PROG)  # before the refusal's line: a lost report is the first thing to say
+    if refusal is not None:
+        fail(_PROG, f"a launch here would be refused: {refusal}")

@@ -2,16 +2,22 @@
 
 A closed descriptor 0, 1 or 2 is reopened on /dev/null (so no file the launcher opens later takes its
 number and reaches the ranks as their stdout), and writes that fail (EPIPE, EBADF, ENOSPC) are dropped.
+A write that failed for another reason than a reader gone away (a full disk, an I/O error) is kept, so
+that a dry run's plan or the report, whose output is the point, can say it was lost (`lost_output`).
 """
 
 from __future__ import annotations
 
+import errno
 import io
 import logging
 import os
 import sys
 
-__all__ = ["guard_std_streams"]
+__all__ = ["guard_std_streams", "lost_output"]
+
+# A reader that went away (a closed pipe, `| head`): nothing was lost that anyone still wanted.
+_READER_GONE = (errno.EPIPE, errno.EBADF)
 
 
 class _Forgiving(io.TextIOBase):
@@ -19,6 +25,7 @@ class _Forgiving(io.TextIOBase):
 
     def __init__(self, stream: io.TextIOBase) -> None:
         self._stream = stream
+        self.lost: OSError | None = None
 
     @property
     def encoding(self) -> str:
@@ -31,14 +38,23 @@ class _Forgiving(io.TextIOBase):
     def write(self, text: str) -> int:
         try:
             return self._stream.write(text)
-        except (OSError, ValueError):
+        except OSError as exc:
+            self._note(exc)
+            return len(text)
+        except ValueError:
             return len(text)
 
     def flush(self) -> None:
         try:
             self._stream.flush()
-        except (OSError, ValueError):
+        except OSError as exc:
+            self._note(exc)
+        except ValueError:
             pass
+
+    def _note(self, exc: OSError) -> None:
+        if exc.errno not in _READER_GONE and self.lost is None:
+            self.lost = exc
 
     def fileno(self) -> int:
         return self._stream.fileno()
@@ -67,3 +83,18 @@ def guard_std_streams() -> None:
         stream = getattr(sys, name) or open(fd, "w", encoding="utf-8", closefd=False)
         setattr(sys, name, _Forgiving(stream))
     logging.raiseExceptions = False
+
+
+def lost_output() -> str | None:
+    """Why what was written to stdout did not all arrive (`No space left on device`), or None: flushes
+    stdout first. A reader that went away (a broken pipe) is not a loss."""
+    stream = sys.stdout
+    try:
+        stream.flush()
+    except OSError as exc:
+        if exc.errno not in _READER_GONE:
+            return exc.strerror or str(exc)
+    except (ValueError, AttributeError):
+        return None
+    lost = getattr(stream, "lost", None)
+    return (lost.strerror or str(lost)) if isinstance(lost, OSError) else None

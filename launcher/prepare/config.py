@@ -8,21 +8,27 @@ never copied field by field, so a new setting reaches every node without being r
 from __future__ import annotations
 
 import json
+import math
 import shlex
 import types
 import typing
 from dataclasses import dataclass, field, fields, is_dataclass
 
 from launcher.errors import UsageError
+from launcher.limits import NODES, TOTAL_RANKS, check_count, whole_number
 from launcher.prepare.engine_options import EngineOptions
 from launcher.prepare.local_slots import LocalSelection
 from launcher.resolve.backend import ResolvedBackend
 
-__all__ = ["Program", "RunSettings", "LaunchOptions", "JobConfig", "PROGRAM_MODES", "PROGRAM_PREFIX"]
+__all__ = ["Program", "RunSettings", "LaunchOptions", "JobConfig", "JobDataError", "PROGRAM_MODES", "PROGRAM_PREFIX"]
 
 PROGRAM_MODES = ("script", "module", "exec")
 # How each mode is written after the launcher's own options.
 PROGRAM_PREFIX = {"script": (), "module": ("-m",), "exec": ("--no-python",)}
+
+
+class JobDataError(ValueError):
+    """JSON that is not a job `JobConfig.to_json` wrote: the message names the field and what it should be."""
 
 
 @dataclass(frozen=True)
@@ -121,6 +127,7 @@ class JobConfig:
             raise UsageError("--nnodes", self.nnodes, "more than one node needs --rdzv-endpoint or --master-port")
         if self.node_rank >= high:
             raise UsageError("--node-rank", self.node_rank, f"must be below --nnodes {self.nnodes}")
+        check_count(high * self.nproc_per_node, "--nnodes times --nproc-per-node", TOTAL_RANKS)
 
     @property
     def node_range(self) -> tuple[int, int]:
@@ -146,16 +153,16 @@ class JobConfig:
 
     @classmethod
     def from_json(cls, text: str) -> JobConfig:
-        """The config `to_json` wrote; raises ValueError (or TypeError) on anything else."""
+        """The config `to_json` wrote; raises JobDataError, ValueError (or TypeError) on anything else."""
         return _build(cls, json.loads(text))
 
 
 def _parse_nnodes(value: str) -> tuple[int, int]:
     low_text, _, high_text = value.partition(":")
-    try:
-        low, high = int(low_text), int(high_text or low_text)
-    except ValueError:
-        raise UsageError("--nnodes", value, "expected N or MIN:MAX with whole numbers") from None
+    texts = (low_text, high_text or low_text)
+    if not all(text.isascii() and text.isdigit() for text in texts):
+        raise UsageError("--nnodes", value, "expected N or MIN:MAX with whole numbers (digits 0-9)")
+    low, high = (whole_number(text, "--nnodes", NODES) for text in texts)
     if low < 1 or high < low:
         raise UsageError("--nnodes", value, "expected 1 <= MIN <= MAX")
     return low, high
@@ -172,19 +179,43 @@ def _data(value: object) -> object:
     return value
 
 
-def _build(kind: object, data: object) -> object:
-    """The value of type `kind` that `_data` turned into `data` (dataclasses and tuples rebuilt)."""
+def _build(kind: object, data: object, where: str = "the job") -> object:
+    """The value of type `kind` that `_data` turned into `data` (dataclasses and tuples rebuilt), every field
+    of the type its hint says and every number finite; ValueError naming the field otherwise."""
     if isinstance(kind, type) and is_dataclass(kind):
         if not isinstance(data, dict):
-            raise ValueError(f"expected an object for {kind.__name__}")
+            raise JobDataError(f"{where} must be an object")
+        names = [item.name for item in fields(kind)]
+        unknown = sorted(set(data) - set(names))
+        if unknown:
+            raise JobDataError(f"{where} has no field {unknown[0]!r}")
         hints = typing.get_type_hints(kind)
-        return kind(**{item.name: _build(hints[item.name], data[item.name]) for item in fields(kind)
-                       if item.name in data})
+        return kind(**{name: _build(hints[name], data[name], f"{where}.{name}") for name in names if name in data})
     origin, args = typing.get_origin(kind), typing.get_args(kind)
     if origin in (typing.Union, types.UnionType):
-        if data is None:
+        if data is None and type(None) in args:
             return None
-        return _build(next(arg for arg in args if arg is not type(None)), data)
+        return _build(next(arg for arg in args if arg is not type(None)), data, where)
     if origin is tuple:
-        return tuple(_build(args[0], item) for item in data)
+        return tuple(_build(args[0], item, f"{where}[{index}]") for index, item in enumerate(_of(list, data, where)))
+    if origin is dict:
+        return {_build(args[0], key, f"{where} key"): _build(args[1], value, f"{where}[{key!r}]")
+                for key, value in _of(dict, data, where).items()}
+    if kind is float and isinstance(data, int) and not isinstance(data, bool):
+        data = float(data)
+    if kind is float and not math.isfinite(_of(float, data, where)):
+        raise JobDataError(f"{where} must be a finite number, got {data}")
+    if kind is str and "\0" in _of(str, data, where):
+        raise JobDataError(f"{where} holds a NUL character, which no argument, path or variable can")
+    return _of(kind, data, where)
+
+
+def _of(kind: type, data: object, where: str) -> typing.Any:
+    """`data` when it is a `kind` (a bool is not an int here); ValueError naming `where` otherwise."""
+    if not isinstance(data, kind) or (kind is int and isinstance(data, bool)):
+        raise JobDataError(f"{where} must be {_JSON_NAMES.get(kind, kind.__name__)}, got {type(data).__name__}")
     return data
+
+
+_JSON_NAMES = {list: "a list", dict: "an object", str: "text", int: "a whole number", float: "a number",
+               bool: "true or false"}

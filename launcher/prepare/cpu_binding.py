@@ -11,8 +11,10 @@ import os
 from collections.abc import Mapping, MutableMapping, Sequence
 
 from launcher.errors import UsageError
+from launcher.limits import CORES, RANKS_PER_NODE, CountError, whole_number
 
-__all__ = ["CPU_BINDING_VAR", "parse_core_list", "split_cores", "binding_env", "apply_cpu_binding"]
+__all__ = ["CPU_BINDING_VAR", "parse_core_list", "split_cores", "binding_env", "parse_binding", "check_binding_env",
+           "apply_cpu_binding"]
 
 # Local rank i's cores are the i-th `;`-separated group: `0,1;2,3` pins rank 0 to 0-1 and rank 1 to 2-3.
 CPU_BINDING_VAR = "ACCEL_CPU_BINDING"
@@ -20,28 +22,28 @@ _FLAG = "--bind_core_list"
 
 
 def parse_core_list(text: str) -> tuple[int, ...]:
-    """`1,3-5,7` -> (1, 3, 4, 5, 7), as DeepSpeed reads it; order kept, duplicates dropped."""
-    cores: list[int] = []
+    """`1,3-5,7` -> (1, 3, 4, 5, 7), as DeepSpeed reads it; order kept, duplicates dropped. Every core
+    number is checked against the bound before any range is expanded."""
+    cores: dict[int, None] = {}  # an ordered set
+    named = 0
     for part in text.split(","):
         low, dash, high = part.strip().partition("-")
-        try:
-            span = range(int(low), int(high) + 1) if dash else range(int(low), int(low) + 1)
-        except ValueError:
-            raise UsageError(_FLAG, text, f"{part.strip()!r} is not a core or a range (e.g. 0-3,8)") from None
-        if not span or span.start < 0:
-            raise UsageError(_FLAG, text, f"{part.strip()!r} is not a range of core numbers from low to high")
-        cores.extend(core for core in span if core not in cores)
+        first = whole_number(low, _FLAG, CORES, index=True)
+        last = whole_number(high, _FLAG, CORES, index=True) if dash else first
+        if last < first:
+            raise UsageError(_FLAG, part.strip(), "not a range of core numbers from low to high")
+        named += last - first + 1
+        if named > CORES.maximum:
+            raise UsageError(_FLAG, part.strip(), f"by here the list names more than {CORES.maximum} cores, "
+                             "counting repeats")
+        cores.update(dict.fromkeys(range(first, last + 1)))
     return tuple(cores)
 
 
 def split_cores(cores: Sequence[int], nproc: int, available: set[int], given: str = "") -> tuple[tuple[int, ...], ...]:
     """Each local rank's cores: `len(cores) // nproc` consecutive ones each (the rest stay unused).
     `given` is the --bind_core_list text, for the error message."""
-    missing = sorted(set(cores) - available)
-    if missing:
-        raise UsageError(_FLAG, given or _ranges(sorted(cores)),
-                         f"core(s) {', '.join(map(str, missing))} are not available to this launcher "
-                         f"(available: {_ranges(sorted(available))})")
+    _require_available(cores, available, _FLAG, given or _ranges(sorted(cores)))
     per_rank = len(cores) // nproc
     if per_rank < 1:
         raise UsageError("--bind_cores_to_rank", f"{len(cores)} cores",
@@ -57,16 +59,56 @@ def binding_env(shares: Sequence[Sequence[int]], environ: Mapping[str, str]) -> 
     return env
 
 
+def parse_binding(value: str, source: str = CPU_BINDING_VAR) -> tuple[tuple[int, ...], ...]:
+    """The shares `binding_env` wrote (`0,1;2,3`): CountError naming `source` for anything else, such as
+    a value a user set by hand."""
+    shares = value.split(";")
+    if len(shares) > RANKS_PER_NODE.maximum:
+        raise CountError(source, f"{len(shares)} shares", str(RANKS_PER_NODE))
+    return tuple(tuple(whole_number(core, source, CORES, index=True) for core in share.split(","))
+                 for share in shares)
+
+
+def check_binding_env(environ: Mapping[str, str], source: str) -> None:
+    """A CPU_BINDING_VAR the ranks would inherit from `source` (the environment or the env file, when no
+    binding flag sets it) must be one they can apply here: UsageError naming it otherwise."""
+    value = environ.get(CPU_BINDING_VAR)
+    if not value:
+        return
+    where = f"{CPU_BINDING_VAR} in {source}"
+    try:
+        shares = parse_binding(value, where)
+        _require_available([core for share in shares for core in share], os.sched_getaffinity(0), where, value)
+    except UsageError as exc:
+        raise UsageError(where, value, f"{exc.expected}; leave it unset and give --bind_cores_to_rank "
+                         "[--bind_core_list LIST]") from None
+
+
 def apply_cpu_binding(environ: MutableMapping[str, str] | None = None) -> set[int] | None:
-    """In a rank: pin this process to its share of cores (by LOCAL_RANK); None when no binding was asked."""
+    """In a rank: pin this process to its share of cores (by LOCAL_RANK); None when no binding was asked.
+    ValueError (one line) when the variable is malformed or names cores this process cannot have."""
     environ = os.environ if environ is None else environ
     value = environ.get(CPU_BINDING_VAR)
     if not value:
         return None
-    shares = value.split(";")
-    cores = {int(core) for core in shares[int(environ.get("LOCAL_RANK", "0")) % len(shares)].split(",")}
-    os.sched_setaffinity(0, cores)
+    shares = parse_binding(value)
+    local_rank = environ.get("LOCAL_RANK", "0")
+    if not (local_rank.isascii() and local_rank.isdigit()):
+        raise ValueError(f"LOCAL_RANK={local_rank!r} is not a local rank")
+    cores = set(shares[int(local_rank) % len(shares)])
+    try:
+        os.sched_setaffinity(0, cores)
+    except OSError as exc:
+        raise ValueError(f"{CPU_BINDING_VAR}: cannot pin this rank to cores {_ranges(sorted(cores))} "
+                         f"({exc.strerror or exc})") from None
     return cores
+
+
+def _require_available(cores: Sequence[int], available: set[int], source: str, given: str) -> None:
+    missing = sorted(set(cores) - available)
+    if missing:
+        raise UsageError(source, given, f"core(s) {_ranges(missing)} are not available to this launcher "
+                         f"(available: {_ranges(sorted(available))})")
 
 
 def _ranges(cores: list[int]) -> str:

@@ -1,7 +1,8 @@
 """torchrun's options that go to torch elastic unchanged: role, rendezvous extras, log streams, signals.
 
 Parsed and checked here, without importing torch, so that a bad value is a usage error before any rank
-starts; `spawn` hands them to the engine's LaunchConfig and DefaultLogsSpecs.
+starts (on the head and again on every node, which rebuilds them from the job it gets); `spawn` hands
+them to the engine's LaunchConfig and DefaultLogsSpecs.
 """
 
 from __future__ import annotations
@@ -10,13 +11,20 @@ import re
 from dataclasses import dataclass, field
 
 from launcher.errors import UsageError
+from launcher.limits import RANKS_PER_NODE, whole_number
+from launcher.prepare.rdzv_conf import check_rdzv_conf
+from launcher.prepare.seconds import check_seconds
+from launcher.prepare.text import check_host, check_printable
 
-__all__ = ["EngineOptions", "parse_rdzv_conf", "parse_std", "parse_ranks_filter"]
+__all__ = ["EngineOptions", "parse_std", "parse_ranks_filter", "EVENT_LOG_HANDLERS", "MAX_MONITOR_SECONDS"]
 
 # torch's Std.from_str: one digit 0-3 for every rank, or `local_rank:digit,...` per rank.
 _STD_VALUE = re.compile(r"[0-3]")
 _STD_MAP = re.compile(r"[0-9]+:[0-3](,[0-9]+:[0-3])*")
 _KNOWN_SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
+# torch.distributed.elastic.events.handlers' registry, which nothing of ours adds to (a test compares them).
+EVENT_LOG_HANDLERS = ("null", "console", "dynamic_rendezvous")
+MAX_MONITOR_SECONDS = 3600
 
 
 @dataclass(frozen=True)
@@ -40,8 +48,14 @@ class EngineOptions:
     def __post_init__(self) -> None:
         if not self.role.strip():
             raise UsageError("--role", self.role, "give a role name, e.g. trainer")
-        if self.monitor_interval <= 0:
-            raise UsageError("--monitor-interval", self.monitor_interval, "must be more than 0 seconds")
+        check_printable("--role", self.role)
+        check_rdzv_conf(self.rdzv_conf)
+        if self.local_addr is not None:
+            check_host("--local-addr", self.local_addr)
+        check_seconds("--monitor-interval", self.monitor_interval, MAX_MONITOR_SECONDS, above_zero=True)
+        if self.event_log_handler not in EVENT_LOG_HANDLERS:
+            raise UsageError("--event-log-handler", self.event_log_handler,
+                             f"expected one of torch elastic's handlers: {', '.join(EVENT_LOG_HANDLERS)}")
         parse_std("--redirects", self.redirects)
         parse_std("--tee", self.tee)
         unknown = [name for name in self.signals_to_handle.split(",") if name.strip() not in _KNOWN_SIGNALS]
@@ -55,27 +69,12 @@ def parse_std(flag: str, text: str) -> int | dict[int, int]:
     if _STD_VALUE.fullmatch(text):
         return int(text)
     if _STD_MAP.fullmatch(text):
-        return {int(rank): int(value) for rank, value in (item.split(":") for item in text.split(","))}
+        return {whole_number(rank, flag, RANKS_PER_NODE, index=True): int(value)
+                for rank, value in (item.split(":") for item in text.split(","))}
     raise UsageError(flag, text, "expected 0-3 (0 none, 1 stdout, 2 stderr, 3 both) or per rank, e.g. 0:3,1:0")
-
-
-def parse_rdzv_conf(text: str) -> dict[str, str]:
-    """`--rdzv-conf key=value,key=value` as torchrun reads it."""
-    conf: dict[str, str] = {}
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        key, equals, value = item.partition("=")
-        if not equals or not key.strip() or not value.strip():
-            raise UsageError("--rdzv-conf", text, f"{item!r} is not key=value (e.g. join_timeout=600,read_timeout=60)")
-        conf[key.strip()] = value.strip()
-    return conf
 
 
 def parse_ranks_filter(text: str) -> tuple[int, ...]:
     """`--local-ranks-filter 0,2`: the local ranks whose teed output is shown."""
-    try:
-        ranks = tuple(sorted({int(part) for part in text.split(",")}))
-    except ValueError:
-        raise UsageError("--local-ranks-filter", text, "expected local ranks joined by ',', e.g. 0,1") from None
-    if any(rank < 0 for rank in ranks):
-        raise UsageError("--local-ranks-filter", text, "local ranks are 0 or more")
-    return ranks
+    return tuple(sorted({whole_number(part, "--local-ranks-filter", RANKS_PER_NODE, index=True)
+                         for part in text.split(",")}))

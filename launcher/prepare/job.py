@@ -17,7 +17,7 @@ from launcher.multinode.node.addresses import place_node
 from launcher.multinode.node.identity import NodeIdentity, node_identity
 from launcher.multinode.node.table import HOSTS_VAR
 from launcher.prepare.config import JobConfig, LaunchOptions
-from launcher.prepare.cpu_binding import binding_env, parse_core_list, split_cores
+from launcher.prepare.cpu_binding import CPU_BINDING_VAR, binding_env, check_binding_env, parse_core_list, split_cores
 from launcher.prepare.local_slots import LocalSelection
 from launcher.prepare.ports import ensure_port_free
 from launcher.prepare.validate import check_program
@@ -138,6 +138,8 @@ def _on_this_node(config: JobConfig, own_host: str | None, slots: tuple[int, ...
         settings = config.settings
         endpoint = config.rdzv_endpoint or f"{settings.master_addr}:{settings.master_port or DEFAULT_MASTER_PORT}"
         placement = place_node(own_host, endpoint, environ)
+    if config.settings.bind_cores is None:  # no binding flag: the ranks would inherit the user's own binding
+        check_binding_env(environ, "the env file" if CPU_BINDING_VAR in config.job_env else "the environment")
     node_env = {
         **devices,
         **(placement.rank_env if placement else {}),
@@ -190,9 +192,9 @@ def _local_slots(selection: LocalSelection | None, accelerator: AcceleratorFacts
 
 def _binding(bind_cores: str | None, nproc: int, environ: dict[str, str]) -> dict[str, str]:
     """--bind_cores_to_rank / --bind_core_list: each local rank's share of the cores, for the ranks."""
+    available = os.sched_getaffinity(0)
     if bind_cores is None:
         return {}
-    available = os.sched_getaffinity(0)
     cores = parse_core_list(bind_cores) if bind_cores else tuple(sorted(available))
     return binding_env(split_cores(cores, nproc, available, bind_cores), environ)
 

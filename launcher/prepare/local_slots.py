@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from launcher.errors import UsageError
+from launcher.limits import RANKS_PER_NODE, check_count, whole_number
 from launcher.multinode.head.hostfile import HostSlots
 from launcher.multinode.head.selection import select_nodes
 
@@ -28,11 +29,16 @@ class LocalSelection:
         if self.num_nodes > 1:
             raise UsageError("--num_nodes", self.num_nodes,
                              "without --hostfile there is one node, this one; give --hostfile for more")
+        if self.num_gpus != -1:
+            check_count(self.num_gpus, "--num_gpus", RANKS_PER_NODE, minimum=1)
         for flag, text in (("--include", self.include), ("--exclude", self.exclude)):
             for part in filter(None, text.split("@")):
-                if part.partition(":")[0] != LOCALHOST:
+                host, colon, indices = part.partition(":")
+                if host != LOCALHOST:
                     raise UsageError(flag, text, f"without --hostfile the only host is {LOCALHOST} "
                                      f"(e.g. {LOCALHOST}:0,2); give --hostfile for other hosts")
+                for index in indices.split(",") if colon else ():
+                    whole_number(index, flag, RANKS_PER_NODE, index=True)
 
     @property
     def chooses_slots(self) -> bool:
@@ -47,5 +53,5 @@ class LocalSelection:
     def highest_slot(self) -> int:
         """The highest device index or count these flags name (what a pool without devices must hold)."""
         named = [int(index) for part in self.include.split("@") for index in part.partition(":")[2].split(",")
-                 if index.isdigit()]
+                 if index]
         return max([*named, self.num_gpus - 1, 0])

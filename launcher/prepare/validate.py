@@ -7,7 +7,6 @@ a log folder that cannot be made.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import shutil
@@ -16,19 +15,22 @@ import sys
 from importlib.machinery import PathFinder
 from pathlib import Path
 
-from launcher.errors import ScriptNotFoundError, UsageError
-from launcher.prepare.config import LaunchOptions, Program
+from launcher.errors import ScriptNotFoundError, UsageError, WorkingDirectoryError
+from launcher.limits import PORTS, RANKS_PER_NODE, CountError, whole_number
+from launcher.prepare.config import LaunchOptions, Program, RunSettings
+from launcher.prepare.executable import program_problem
+from launcher.prepare.seconds import check_seconds
+from launcher.prepare.text import HOST, check_host
 from launcher.resolve.safe_read import UnsafeFileError, read_user_bytes
 
-__all__ = ["check_options", "check_program", "MAX_SECONDS", "MAX_GRACE_SECONDS", "MAX_RANKS_PER_NODE", "MAX_SCRIPT_BYTES"]
+__all__ = ["check_options", "check_settings", "check_program", "working_directory", "MAX_GRACE_SECONDS",
+           "MAX_SCRIPT_BYTES", "NPROC_WORDS"]
 
-MAX_SECONDS = 366 * 24 * 3600  # a year: beyond it a timer is a mistake (and may overflow)
 MAX_GRACE_SECONDS = 3600
-MAX_RANKS_PER_NODE = 4096
+NPROC_WORDS = ("auto", "gpu", "xpu", "cpu")  # torchrun's: one rank per device, or per CPU
 MAX_SCRIPT_BYTES = 64 << 20
 _NOT_SOURCE = {".pyc", ".pyz", ".zip"}
 _ZIP_MAGIC = b"PK\x03\x04"
-_HOST = re.compile(r"[A-Za-z0-9_.-]{1,253}|\[[0-9A-Fa-f:.%A-Za-z]{2,64}\]|[0-9A-Fa-f:]{2,39}")
 _MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 _RDZV_ID = re.compile(r"[A-Za-z0-9_.:@+-]{1,128}")
 
@@ -40,19 +42,13 @@ def check_options(options: LaunchOptions, cwd: Path, head: bool = False) -> None
     """
     settings = options.settings
     for option, value in (("--accelerator", options.accelerator), ("--ds-config", options.ds_config),
-                          ("--env-file", options.env_file), ("--log-dir", settings.log_dir)):
+                          ("--env-file", options.env_file)):
         if value is not None and not value.strip():
             raise UsageError(option, value, "give a value, or leave the flag out")
-    _seconds("--grace-period", settings.grace_period, MAX_GRACE_SECONDS)
-    if settings.timeout is not None:
-        _seconds("--timeout", settings.timeout, MAX_SECONDS)
-    _seconds("--rdzv-timeout", settings.rdzv_timeout, MAX_SECONDS)
-    if options.nproc_per_node.isdigit() and int(options.nproc_per_node) > MAX_RANKS_PER_NODE:
-        raise UsageError("--nproc-per-node", options.nproc_per_node, f"at most {MAX_RANKS_PER_NODE} ranks per node")
+    check_settings(settings)
+    _nproc_per_node(options.nproc_per_node)
     if settings.max_restarts > 1000:
         raise UsageError("--max-restarts", settings.max_restarts, "at most 1000")
-    if not _HOST.fullmatch(settings.master_addr):
-        raise UsageError("--master-addr", settings.master_addr, "expected a host name or an IP address")
     if options.rdzv_endpoint:
         _endpoint(options.rdzv_endpoint)
     if options.rdzv_id and not _RDZV_ID.fullmatch(options.rdzv_id):
@@ -64,29 +60,62 @@ def check_options(options: LaunchOptions, cwd: Path, head: bool = False) -> None
     if static and settings.max_restarts > 0:
         raise UsageError("--max-restarts", settings.max_restarts, "restarts need the c10d rendezvous, and --master-port "
                          "or --rdzv-backend static selects the static one; use --rdzv-endpoint HOST:PORT instead")
-    if settings.log_dir is not None:
-        _log_dir(settings.log_dir)
     check_program(options.program, cwd)
 
 
-def _seconds(option: str, value: float, limit: float) -> None:
-    if not math.isfinite(value):
-        raise UsageError(option, str(value), "expected a finite number of seconds")
-    if value > limit:
-        raise UsageError(option, value, f"at most {limit} seconds")
+def _nproc_per_node(value: str) -> None:
+    """A whole number of ranks within the bound, or one of torchrun's words (resolved on the node)."""
+    if value in NPROC_WORDS:
+        return
+    if value.lstrip("-").isascii() and value.lstrip("-").isdigit():
+        whole_number(value, "--nproc-per-node", RANKS_PER_NODE, minimum=1)
+    else:
+        raise UsageError("--nproc-per-node", value, f"expected a whole number (digits 0-9) or {', '.join(NPROC_WORDS)}")
+
+
+def check_settings(settings: RunSettings) -> None:
+    """The settings every node's engine uses (checked by the head, and again by each node on the job it got)."""
+    if settings.log_dir is not None and not settings.log_dir.strip():
+        raise UsageError("--log-dir", settings.log_dir, "give a value, or leave the flag out")
+    check_seconds("--grace-period", settings.grace_period, MAX_GRACE_SECONDS)
+    if settings.timeout is not None:
+        check_seconds("--timeout", settings.timeout, above_zero=True)
+    check_seconds("--rdzv-timeout", settings.rdzv_timeout, above_zero=True)
+    check_host("--master-addr", settings.master_addr)
+    if settings.log_dir is not None:
+        _log_dir(settings.log_dir)
+
+
+def working_directory() -> Path:
+    """The working directory, which the ranks start in; WorkingDirectoryError when it was removed."""
+    try:
+        return Path.cwd()
+    except OSError as exc:
+        raise WorkingDirectoryError(exc.strerror or str(exc)) from None
 
 
 def _endpoint(value: str) -> None:
     host, sep, port = value.rpartition(":")
     if not sep:
         host, port = value, ""
-    if not _HOST.fullmatch(host) or (port and not (port.isdigit() and 0 < int(port) < 65536)):
+    if not HOST.fullmatch(host) or (port and not _is_port(port)):
         raise UsageError("--rdzv-endpoint", value, "expected HOST or HOST:PORT with a port from 1 to 65535")
+
+
+def _is_port(text: str) -> bool:
+    try:
+        whole_number(text, "port", PORTS, minimum=1)
+    except CountError:
+        return False
+    return True
 
 
 def _log_dir(value: str) -> None:
     path = Path(value)
-    existing = next((p for p in (path, *path.absolute().parents) if p.exists()), None)
+    try:
+        existing = next((p for p in (path, *path.absolute().parents) if p.exists()), None)
+    except OSError as exc:  # a name too long for the file system, a loop of links
+        raise UsageError("--log-dir", value, f"cannot be made ({exc.strerror or exc})") from None
     if existing is None or not existing.is_dir():
         raise UsageError("--log-dir", value, f"{existing} is not a folder" if existing else "cannot be made")
     if not os.access(existing, os.W_OK | os.X_OK):
@@ -99,8 +128,12 @@ def check_program(program: Program, cwd: Path) -> None:
     if program.mode == "module":
         _module(program.target, cwd)
     elif program.mode == "exec":
-        if shutil.which(program.target) is None:
+        found = shutil.which(program.target)
+        if found is None:
             raise ScriptNotFoundError(program.target, "no such program on PATH (--no-python runs it directly)")
+        problem = program_problem(found)
+        if problem is not None:
+            raise ScriptNotFoundError(program.target, f"{problem} (--no-python runs it directly)")
     else:
         _script(program.target, cwd / program.target)
 

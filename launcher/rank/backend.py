@@ -57,16 +57,16 @@ def _make_default(accelerator: Accelerator, source: str) -> None:
         torch.compiler.set_default_backend(accelerator.resolved_compile_backend())
 
 
-def refuse(message: str) -> NoReturn:
-    """Hand the one-line reason to the launcher through the engine's error file, which prints it once; exit 2."""
+def refuse(message: str, phrase: str = REFUSAL_PHRASE) -> NoReturn:
+    """Hand the one-line reason to the launcher through the engine's error file, which prints it once; exit 2.
+    `phrase`: what the rank refused (the compile backend, or START_REFUSAL_PHRASE: to run at all)."""
     import socket
 
     rank = os.environ.get("RANK", "?")
-    line = f"rank {rank} on {socket.gethostname()} {REFUSAL_PHRASE}: {message}"
+    line = f"rank {rank} on {socket.gethostname()} {phrase}: {message}"
     error_file = os.environ.get("TORCHELASTIC_ERROR_FILE")
     if error_file:
-        # Whole or not at all: the engine parses the error file of every rank it stops, and an empty one
-        # raised inside the engine (CI, stop 17).
+        # Whole or not at all: a half-written record would be reported as an unreadable error file.
         write_whole(error_file, json.dumps({"message": line, "timestamp": int(time.time())}))
     else:
         print(f"accel-launch: {line}", file=sys.stderr, flush=True)

@@ -1,4 +1,4 @@
-"""The first code in every rank (CONTRACT.md section 3).
+"""The first code in every rank (docs/CONTRACT.md section 3).
 
 Run as `python -P -m launcher.rank.bootstrap {script,module,exec} TARGET [ARGS...]` (`-P`: the working
 directory is not searched first, so a user's own `launcher` or `accelerators` cannot stand in for ours).
@@ -21,8 +21,9 @@ from types import ModuleType
 from launcher.prctl import PR_SET_PDEATHSIG, prctl
 from launcher.prepare.cpu_binding import apply_cpu_binding
 from launcher.rank.after_import import after_import
-from launcher.rank.backend import install_backend
+from launcher.rank.backend import install_backend, refuse
 from launcher.rank.deepspeed_bridge import bridge_deepspeed
+from launcher.run.failure import START_REFUSAL_PHRASE
 from launcher.run.rank_env import LAUNCHER_PID_VAR
 
 __all__ = ["main"]
@@ -31,10 +32,14 @@ _OUR_PACKAGES = ("launcher", "accelerators")
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Validate, then run the program; exits 2 with one line on stderr when the backend is refused."""
+    """Validate, then run the program; exits 2 with one line when the backend is refused, or when the rank
+    cannot start (a CPU binding it cannot apply, a --no-python program exec cannot run)."""
     mode, target, *args = sys.argv[1:] if argv is None else argv
     _die_with_launcher()
-    apply_cpu_binding()
+    try:
+        apply_cpu_binding()
+    except ValueError as exc:  # the launcher checked it; a value changed since, or another node's cores
+        refuse(str(exc), START_REFUSAL_PHRASE)
     try:
         accelerator = install_backend()
         bridge_deepspeed(accelerator)
@@ -57,7 +62,10 @@ def _freeze(_module: ModuleType) -> None:
 
 def _run(mode: str, target: str, args: list[str]) -> None:
     if mode == "exec":
-        os.execvp(target, [target, *args])
+        try:
+            os.execvp(target, [target, *args])
+        except OSError as exc:
+            refuse(f"cannot run {target!r} (--no-python): {exc.strerror or exc}", START_REFUSAL_PHRASE)
     sys.argv = [target, *args]
     if mode == "module":
         _put_first_on_path(os.getcwd())

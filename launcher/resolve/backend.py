@@ -1,4 +1,4 @@
-"""Resolving the ONE compile backend of a launch, and where it came from (CONTRACT.md section 2)."""
+"""Resolving the ONE compile backend of a launch, and where it came from (docs/CONTRACT.md section 2)."""
 
 from __future__ import annotations
 

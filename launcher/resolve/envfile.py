@@ -10,6 +10,7 @@ from dotenv import dotenv_values
 
 from launcher.errors import EnvFileError
 from launcher.resolve.safe_read import UnsafeFileError, read_user_text
+from launcher.resolve.variable_names import NAME_RULE, is_variable_name
 
 __all__ = ["read_env_file", "default_env_file"]
 
@@ -24,7 +25,8 @@ def default_env_file(cwd: Path) -> Path | None:
 
 
 def read_env_file(path: Path) -> dict[str, str]:
-    """Parse `path` without touching os.environ; a line that is not `NAME=value` is an error with its number."""
+    """Parse `path` without touching os.environ; a line that is not `NAME=value` (NAME a variable name, as
+    `--export` takes them) is an error with its number."""
     try:
         text = read_user_text(str(path), _MAX_BYTES)
     except UnsafeFileError as exc:
@@ -43,7 +45,19 @@ def read_env_file(path: Path) -> dict[str, str]:
         line = unparsed.lines[0]
         statement = text.splitlines()[line - 1].strip() if line <= len(text.splitlines()) else ""
         raise EnvFileError(str(path), f"not a NAME=value line: {statement[:60]!r}", line=line)
+    bad = next((name for name in values if not is_variable_name(name)), None)
+    if bad is not None:
+        raise EnvFileError(str(path), f"{bad[:60]!r} is {NAME_RULE}", line=_line_of(text, bad))
     return {name: value for name, value in values.items() if value is not None}
+
+
+def _line_of(text: str, name: str) -> int | None:
+    """The number of the first line that assigns `name` (python-dotenv gives the names, not their lines)."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        statement = line.strip().removeprefix("export").strip()
+        if statement.startswith((name, f"'{name}", f'"{name}')):
+            return number
+    return None
 
 
 class _UnparsedLines(logging.Filter):

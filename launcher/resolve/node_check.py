@@ -1,4 +1,4 @@
-"""The launcher's own check of the resolved backend, before any rank starts (CONTRACT.md section 2).
+"""The launcher's own check of the resolved backend, before any rank starts (docs/CONTRACT.md section 2).
 
 Names are judged by the accelerator's own `explain_unsupported`, so launcher and ranks agree. Import
 paths are only looked up here (`find_spec`), not imported: importing is user code, and it runs in

@@ -3,10 +3,14 @@
 The list depends only on what is installed, so the key is made of what is installed: the torch version
 and build, the `torch_dynamo_backends` entry points (names and values), the vendor packages that add
 or enable backends, the Python environment, and the code that filters the list. Any change there makes
-a new key and thus a new file. The check in every rank stays authoritative (CONTRACT.md section 2).
+a new key and thus a new file. The check in every rank stays authoritative (docs/CONTRACT.md section 2).
 
 Files live in `$XDG_CACHE_HOME/accel-launch/` (default `~/.cache/accel-launch/`), are written atomically
 with mode 0600, and one that is not a small regular file of the expected shape is ignored and rebuilt.
+Only the user's own cache is trusted, as ssh trusts `~/.ssh` (docs/RELIABILITY.md): a cache folder that is
+a symbolic link, not a folder, another user's, or writable by group or others is not used at all (each
+process then walks the registry itself); a cache file or lock reached through a symbolic link, another
+user's, or writable by others is ignored (a file is rebuilt: the new one is renamed over it).
 A missing list is computed once per node: the launcher and the ranks of a node that find no file take a
 lock, and the first one walks dynamo's registry for the others. `ACCEL_LAUNCH_NO_CACHE=1` turns the cache
 off (then every process walks the registry itself).
@@ -31,7 +35,7 @@ from accelerators import Accelerator, backend_requirements, backends, registry
 from accelerators.backend_requirements import PACKAGE_NEEDED, package_installed
 from accelerators.torch_build import TorchBuild
 from launcher.resolve.entry_points import entry_point_pairs
-from launcher.resolve.safe_read import UnsafeFileError, read_user_text
+from launcher.resolve.safe_read import UnsafeFileError, ownership_problem, read_user_text
 from launcher.whole_file import write_whole
 
 __all__ = [
@@ -59,6 +63,8 @@ def backends_for(accelerator: Accelerator, build: TorchBuild | None, environ: Ma
         return accelerator.supported_compile_backends()
     key = cache_key(accelerator.name, asdict(build) if build is not None else None)
     path = cache_file(cache_dir(environ), key)
+    if not _own_folder(path.parent):
+        return accelerator.supported_compile_backends()
     cached = load_backends(path, key)
     if cached is not None:
         return cached
@@ -109,10 +115,11 @@ def cache_file(directory: Path, key: Mapping[str, object]) -> Path:
 
 
 def load_backends(path: Path, key: Mapping[str, object]) -> tuple[str, ...] | None:
-    """The cached backend list for `key`; None when the file is missing, not a small regular file, corrupt,
-    of another shape (an empty list included: every device runs at least `eager`) or for another key."""
+    """The cached backend list for `key`; None when the file is missing, not a small regular file of the
+    user's own (`own_only`), corrupt, of another shape (an empty list included: every device runs at least
+    `eager`) or for another key."""
     try:
-        data = json.loads(read_user_text(str(path), _MAX_FILE_BYTES))
+        data = json.loads(read_user_text(str(path), _MAX_FILE_BYTES, own_only=True))
     except (UnsafeFileError, ValueError, RecursionError) as exc:
         logger.debug("no usable backend cache at %s: %s", path, exc)
         return None
@@ -133,18 +140,37 @@ def store_backends(path: Path, key: Mapping[str, object], names: tuple[str, ...]
         logger.debug("could not write the backend cache %s: %s", path, exc)
 
 
+def _own_folder(folder: Path) -> bool:
+    """Make the cache folder (mode 0700) if missing; True when it is a real folder of this user's alone."""
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = os.lstat(folder)
+    except OSError as exc:
+        logger.debug("no backend cache in %s: %s", folder, exc)
+        return False
+    problem = ownership_problem(info, folder=True)
+    if problem is not None:
+        logger.debug("the backend cache folder %s is not used: it %s", folder, problem)
+    return problem is None
+
+
 @contextmanager
 def _node_lock(path: Path) -> Iterator[None]:
-    """Hold an exclusive lock beside `path` (none when it cannot be made: then each process computes)."""
+    """Hold an exclusive lock beside `path`: a regular file of this user's own, never made through a symbolic
+    link (none when there is no such lock: then each process computes)."""
+    lock = path.with_suffix(".lock")
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT | os.O_NONBLOCK, 0o600)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     except OSError as exc:
         logger.debug("no lock for the backend cache %s: %s", path, exc)
         yield
         return
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        problem = ownership_problem(os.fstat(fd))
+        if problem is not None:
+            logger.debug("the lock %s is not used: it %s", lock, problem)
+        else:
+            fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
         os.close(fd)

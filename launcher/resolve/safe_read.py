@@ -2,6 +2,8 @@
 
 A FIFO, a device or a directory is refused before a byte is read (the open itself is non-blocking, so a
 FIFO with no writer cannot hang the launcher), and a file over the limit is refused rather than read.
+A file the launcher will trust (`own_only`, as ssh treats `~/.ssh`) must also be reached through no
+symbolic link, be owned by this user and be writable by no one else.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ import errno
 import os
 import stat
 
-__all__ = ["UnsafeFileError", "read_user_bytes", "read_user_text", "MAX_USER_FILE_BYTES"]
+__all__ = ["UnsafeFileError", "ownership_problem", "read_user_bytes", "read_user_start", "read_user_text",
+           "MAX_USER_FILE_BYTES"]
 
 MAX_USER_FILE_BYTES = 4 << 20
 
@@ -19,33 +22,61 @@ class UnsafeFileError(Exception):
     """The named path cannot be read as a small text file; the message says why, in a few words."""
 
 
-def read_user_text(path: str, limit: int = MAX_USER_FILE_BYTES) -> str:
+def read_user_text(path: str, limit: int = MAX_USER_FILE_BYTES, *, follow_symlinks: bool = True,
+                   own_only: bool = False) -> str:
     """The UTF-8 text of the regular file at `path`, at most `limit` bytes; UnsafeFileError otherwise."""
-    data = read_user_bytes(path, limit)
+    data = read_user_bytes(path, limit, follow_symlinks=follow_symlinks, own_only=own_only)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UnsafeFileError(f"is not UTF-8 text (byte {exc.start})") from None
 
 
-def read_user_bytes(path: str, limit: int = MAX_USER_FILE_BYTES) -> bytes:
-    """The bytes of the regular file at `path`, at most `limit` of them; UnsafeFileError otherwise."""
+def read_user_bytes(path: str, limit: int = MAX_USER_FILE_BYTES, *, follow_symlinks: bool = True,
+                    own_only: bool = False) -> bytes:
+    """The bytes of the regular file at `path`, at most `limit` of them; UnsafeFileError otherwise.
+
+    Without `follow_symlinks` a symbolic link is refused; `own_only` refuses one too, and a file that is not
+    this user's own (`ownership_problem`)."""
+    data, _size = read_user_start(path, limit + 1, follow_symlinks=follow_symlinks, own_only=own_only)
+    if len(data) > limit:
+        raise UnsafeFileError(f"is larger than {limit} bytes")
+    return data
+
+
+def read_user_start(path: str, count: int, *, follow_symlinks: bool = True, own_only: bool = False
+                    ) -> tuple[bytes, int]:
+    """The first `count` bytes of the regular file at `path`, and its size; UnsafeFileError otherwise
+    (`follow_symlinks` and `own_only` as for `read_user_bytes`)."""
+    no_follow = os.O_NOFOLLOW if own_only or not follow_symlinks else 0
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | no_follow)
     except OSError as exc:
         raise UnsafeFileError(_open_problem(exc)) from None
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise UnsafeFileError(f"is {_kind(mode)}, not a regular file")
-        data = _read_at_most(fd, limit + 1)
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UnsafeFileError(f"is {_kind(info.st_mode)}, not a regular file")
+        if own_only and (problem := ownership_problem(info)) is not None:
+            raise UnsafeFileError(problem)
+        return _read_at_most(fd, count), info.st_size
     except OSError as exc:
         raise UnsafeFileError(f"cannot be read ({exc.strerror or exc})") from None
     finally:
         os.close(fd)
-    if len(data) > limit:
-        raise UnsafeFileError(f"is larger than {limit} bytes")
-    return data
+
+
+def ownership_problem(info: os.stat_result, *, folder: bool = False) -> str | None:
+    """Why `info` (an lstat or fstat) is not a regular file (with `folder`: a folder) of this user's own, or
+    None: it is of another kind, owned by another user, or writable by group or others."""
+    is_kind, kind = (stat.S_ISDIR, "a folder") if folder else (stat.S_ISREG, "a regular file")
+    if not is_kind(info.st_mode):
+        return f"is {_kind(info.st_mode)}, not {kind}"
+    if info.st_uid != os.geteuid():
+        return f"is owned by uid {info.st_uid}, not by this user (uid {os.geteuid()})"
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"is writable by group or others (mode {stat.S_IMODE(info.st_mode):04o})"
+    return None
 
 
 def _read_at_most(fd: int, count: int) -> bytes:
@@ -64,12 +95,15 @@ def _open_problem(exc: OSError) -> str:
         return "no such file"
     if exc.errno in (errno.EACCES, errno.EPERM):
         return "permission denied"
+    if exc.errno == errno.ELOOP:
+        return "is a symbolic link"
     if exc.errno == errno.EISDIR:
         return "is a directory, not a regular file"
     return f"cannot be opened ({exc.strerror or exc})"
 
 
 def _kind(mode: int) -> str:
-    kinds = [(stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")]
+    kinds = [(stat.S_ISREG, "a regular file"), (stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a directory"),
+             (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+             (stat.S_ISSOCK, "a socket")]
     return next((name for test, name in kinds if test(mode)), "not a file")

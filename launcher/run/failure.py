@@ -1,4 +1,4 @@
-"""A short account of the first failed rank, instead of the engine's long table (CONTRACT.md section 4)."""
+"""A short account of the first failed rank, instead of the engine's long table (docs/CONTRACT.md section 4)."""
 
 from __future__ import annotations
 
@@ -6,15 +6,19 @@ import signal
 from dataclasses import dataclass
 from pathlib import Path
 
-from launcher.run.root_cause import RootCause, root_cause
+from launcher.run.root_cause import RootCause, clip, read_error_file
 
-__all__ = ["RankFailure", "exit_status", "stopped_by", "tail_lines", "failure_from_engine", "VALIDATION_STATUS", "REFUSAL_PHRASE"]
+__all__ = ["RankFailure", "exit_status", "stopped_by", "tail_lines", "failure_from_engine", "VALIDATION_STATUS",
+           "REFUSAL_PHRASE", "START_REFUSAL_PHRASE"]
 
 # The status the bootstrap exits with when a rank refuses the compile backend (a configuration error).
 VALIDATION_STATUS = 2
 # The phrase the bootstrap's refusal line carries, by which the launcher tells it from other failures.
 REFUSAL_PHRASE = "refused the compile backend"
+# The phrase of the bootstrap's refusal to run the program at all (a binding or a program it cannot use).
+START_REFUSAL_PHRASE = "refused to start"
 _TAIL_LINES = 20
+_TAIL_LINE_BYTES = 1 << 10
 
 
 @dataclass(frozen=True)
@@ -27,11 +31,13 @@ class RankFailure:
     message: str
     output_tail: tuple[str, ...]
     cause: RootCause | None = None
+    error_file_ignored: str | None = None
 
     @property
     def validation(self) -> bool:
-        """True when the rank stopped because it refused the compile backend."""
-        return self.exitcode == VALIDATION_STATUS and REFUSAL_PHRASE in self.message
+        """True when the rank stopped because it refused the compile backend, or refused to start."""
+        return self.exitcode == VALIDATION_STATUS and any(
+            phrase in self.message for phrase in (REFUSAL_PHRASE, START_REFUSAL_PHRASE))
 
     def how(self) -> str:
         """`exit code 3` or `signal SIGKILL (9)`."""
@@ -51,6 +57,8 @@ class RankFailure:
         parts = [f"rank {self.rank} on {self.host} failed first, with {self.how()}; the other ranks were stopped"]
         if self.cause is not None:
             parts += ["  root cause (from its error file):", *(f"    {line}" for line in self.cause.lines())]
+        if self.error_file_ignored is not None:
+            parts.append(f"  its error file was ignored: {self.error_file_ignored}")
         if self.output_tail:
             parts += ["  last lines of its stderr:", *(f"    {line}" for line in self.output_tail)]
         return "\n".join(parts)
@@ -67,7 +75,7 @@ def stopped_by(signum: int, what: str) -> tuple[int, str]:
 
 
 def tail_lines(path: Path, count: int = _TAIL_LINES) -> tuple[str, ...]:
-    """The last `count` lines of a log file, read from its end so that huge logs cost nothing."""
+    """The last `count` lines of a log file (each cut to 1 KiB), read from its end so that huge logs cost nothing."""
     try:
         with path.open("rb") as handle:
             handle.seek(0, 2)
@@ -77,15 +85,16 @@ def tail_lines(path: Path, count: int = _TAIL_LINES) -> tuple[str, ...]:
     except OSError:
         return ()
     lines = data.decode("utf-8", errors="replace").splitlines()
-    return tuple(lines[-count:])
+    return tuple(clip(line, _TAIL_LINE_BYTES) for line in lines[-count:])
 
 
-def failure_from_engine(rank: int, exitcode: int, error_data: object, tail: tuple[str, ...]) -> RankFailure:
-    """Build the account from what torch elastic reports for the first failure: the rank's error-file JSON
-    (empty when it left none) and the last lines of its stderr."""
+def failure_from_engine(rank: int, exitcode: int, error_file: str | None, tail: tuple[str, ...]) -> RankFailure:
+    """Build the account of the first failure torch elastic reports: its status, what the rank left in its
+    error file (read here as untrusted input, never by the engine) and the last lines of its stderr."""
     import socket  # not at import: every rank imports this module for the refusal's words
 
-    cause = root_cause(error_data)
-    message = cause.exception if cause is not None else ""
-    return RankFailure(rank=rank, host=socket.gethostname(), exitcode=exitcode, message=message, output_tail=tail,
-                       cause=cause)
+    recorded = read_error_file(error_file)
+    cause = recorded.cause
+    return RankFailure(rank=rank, host=socket.gethostname(), exitcode=exitcode,
+                       message=cause.exception if cause is not None else "", output_tail=tail, cause=cause,
+                       error_file_ignored=recorded.ignored_because)

@@ -1,4 +1,4 @@
-"""The environment every rank gets beyond torchrun's own variables (CONTRACT.md section 3)."""
+"""The environment every rank gets beyond torchrun's own variables (docs/CONTRACT.md section 3)."""
 
 from __future__ import annotations
 

@@ -82,7 +82,7 @@ def run_job(config: JobConfig) -> JobOutcome:
             launch_agent(elastic, command[0], command[1:])
         return JobOutcome(0)
     except ChildFailedError as exc:
-        return _failed(exc, log_root, order)
+        return _failed(exc, log_root, order, elastic.logs_specs)
     except SignalException as exc:
         return JobOutcome(*stop_outcome(received_signal(exc), "every rank was stopped"))
     except JobTimeout:
@@ -111,8 +111,9 @@ def silence_engine_logs() -> None:
 
 
 def _elastic_config(config: JobConfig, log_root: Path):
-    from torch.distributed.elastic.multiprocessing import DefaultLogsSpecs
     from torch.distributed.launcher.api import LaunchConfig
+
+    from launcher.run.error_files import RankErrorFiles
 
     settings = config.settings
     engine = settings.engine
@@ -142,8 +143,8 @@ def _elastic_config(config: JobConfig, log_root: Path):
         max_restarts=settings.max_restarts,
         monitor_interval=engine.monitor_interval,
         local_addr=engine.local_addr or (settings.master_addr if own_free_port else None),
-        logs_specs=DefaultLogsSpecs(log_dir=str(log_root), redirects=redirects, tee=tee,
-                                    local_ranks_filter=set(engine.local_ranks_filter) or None),
+        logs_specs=RankErrorFiles(log_dir=str(log_root), redirects=redirects, tee=tee,
+                                  local_ranks_filter=set(engine.local_ranks_filter) or None),
         log_line_prefix_template=prefix_template(),
         event_log_handler=engine.event_log_handler,
         signals_to_handle=engine.signals_to_handle,
@@ -188,7 +189,7 @@ def _log_root(config: JobConfig) -> Path:
     return make_private_folder()
 
 
-def _failed(exc, log_root: Path, order: ExitOrder) -> JobOutcome:
+def _failed(exc, log_root: Path, order: ExitOrder, logs) -> JobOutcome:
     tails: dict[int, tuple[str, ...]] = {}
 
     def tail(failure) -> tuple[str, ...]:
@@ -198,7 +199,7 @@ def _failed(exc, log_root: Path, order: ExitOrder) -> JobOutcome:
         return tails[failure.local_rank]
 
     rank, failure = first_failure(exc.failures, order, tail)
-    account = failure_from_engine(rank, failure.exitcode, failure.error_file_data, tail(failure))
+    account = failure_from_engine(rank, failure.exitcode, logs.error_file(failure.local_rank), tail(failure))
     note = lost_peer_note(account.output_tail)
     message = account.summary() if note is None else f"{account.summary()}\n  {note}"
     return JobOutcome(exit_status(failure.exitcode), message, account)

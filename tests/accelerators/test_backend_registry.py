@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
+import pytest
 import torch._dynamo
 
 from accelerators import get_accelerator
@@ -74,6 +75,7 @@ def test_a_refused_name_walks_the_live_registry_only_once_more(cpu, registry_wal
     assert registry_walks == ["walk", "walk"]
 
 
+@pytest.mark.slow
 def test_an_entry_point_backend_is_listed_and_accepted(run_python, tmp_path: Path) -> None:
     out = run_python(ENTRY_POINT_CHECK, pythonpath=make_entry_point_distribution(tmp_path))
     assert out.split() == ["True", "accel_ep_backend", "[4.0,", "7.0]", "[1]"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 
 
@@ -20,6 +21,7 @@ def test_eager_set_then_compiled_gives_the_right_numbers(cpu) -> None:
     torch.testing.assert_close(compiled(x, y), scaled_sum(x, y))
 
 
+@pytest.mark.slow
 def test_inductor_compiles_and_runs_on_cpu(cpu) -> None:
     assert cpu.get_compile_backend() == "inductor"
     compiled = torch.compile(lambda x: torch.relu(x) * 3 - 1, backend=cpu.get_compile_backend())

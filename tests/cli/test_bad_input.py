@@ -36,6 +36,18 @@ def test_bad_input_is_one_line_and_exit_2_before_anything_starts(
     assert len(lines[0]) < 1200
 
 
+def test_a_removed_working_directory_is_one_line_and_exit_2(cli: CliRunnerFn, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    result = cli(["--dry-run", "ok.py"])
+    assert (result.status, result.stdout) == (2, "")
+    assert result.stderr == ("accel-launch: error: the working directory cannot be used (no such file or directory: "
+                             "was it removed?); cd to an existing folder and try again\n")
+
+
 def test_every_case_id_is_unique_so_the_real_subsets_name_existing_cases() -> None:
     ids = [case[0] for case in CASES]
     assert len(ids) == len(set(ids))

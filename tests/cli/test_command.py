@@ -1,5 +1,5 @@
 """The `accel-launch` click command, in-process: help, both spellings of a flag, the script's own arguments,
-and usage errors as one line with exit 2 (CONTRACT.md section 5)."""
+and usage errors as one line with exit 2 (docs/CONTRACT.md section 5)."""
 
 from __future__ import annotations
 

@@ -150,7 +150,8 @@ def test_local_addr_with_a_hostfile_is_refused_in_one_line(script: str, tmp_path
                                "'--nproc-per-node', '--nproc_per_node'?)"),
     (["--standalon"], "No such option '--standalon'. Did you mean '--standalone'?"),
     (["--nnodes"], "Option '--nnodes' requires an argument."),
-    (["--master-port", "x"], "Invalid value for '--master-port' / '--master_port': 'x' is not a valid integer."),
+    (["--master-port", "x"], "Invalid value for '--master-port' / '--master_port': 'x' is not a valid integer "
+                             "(digits 0-9 only)."),
     ([], "Missing argument 'SCRIPT'."),
 ])
 def test_a_usage_error_is_one_line_with_click_did_you_mean(args: list[str], expected: str) -> None:

@@ -25,6 +25,10 @@ MARKER_VAR = "FAULTS_JOB_MARKER"
 FIFO = "<a FIFO, made with mkfifo>"  # as the content of a job's file: make a named pipe there instead
 
 
+class Executable(bytes):
+    """As the content of a job's file: these bytes, in a file its owner may execute (mode 755)."""
+
+
 def job_processes(marker: str) -> list[psutil.Process]:
     """Live processes (zombies aside) whose environment carries `marker`."""
     found = []
@@ -158,10 +162,13 @@ class Job:
 
 
 def make_file(path: Path, content: str | bytes) -> None:
-    """Text, bytes, or (for FIFO) a named pipe at `path`."""
+    """Text, bytes, an Executable, or (for FIFO) a named pipe at `path`."""
     path.parent.mkdir(parents=True, exist_ok=True)
     if content == FIFO:
         os.mkfifo(path)
+    elif isinstance(content, Executable):
+        path.write_bytes(content)
+        path.chmod(0o755)
     elif isinstance(content, bytes):
         path.write_bytes(content)
     else:

@@ -1,7 +1,7 @@
 """One grace period on every path that stops ranks, measured with a rank that ignores SIGTERM.
 
-Before issue #13 a failure path waited torch elastic's own 30 s whatever `--grace-period` said. Each
-test here has a rank that only SIGKILL ends, so the time to exit shows the grace period that was used.
+torch elastic on its own waits 30 s on a failure path whatever `--grace-period` says. Each test
+here has a rank that only SIGKILL ends, so the time to exit shows the grace period that was used.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ STDOUT_CLOSED = (sys.executable, "-c", f"import os, sys; os.close(1); {LAUNCHER}
 BOTH_CLOSED = (sys.executable, "-c", f"import os, sys; os.close(1); os.close(2); {LAUNCHER}")
 STDOUT_BROKEN = (sys.executable, "-c",
                  f"import os, sys; r, w = os.pipe(); os.dup2(w, 1); os.close(r); os.close(w); {LAUNCHER}")
+STDOUT_FULL = (sys.executable, "-c", f"import os, sys; os.dup2(os.open('/dev/full', os.O_WRONLY), 1); {LAUNCHER}")
 # A bug of ours, planted: the end-of-job sweep raises, before the private folder is removed.
 PLANTED_BUG = (sys.executable, "-c", "import sys; import launcher.run.spawn as spawn\n"
                "def broken(grace_seconds): raise RuntimeError('a planted bug')\n"
@@ -82,6 +83,22 @@ def test_a_dry_run_into_a_broken_pipe_ends_quietly(start_job, figures):
 
     assert finished.returncode == 0, finished.stderr
     assert "Traceback" not in finished.stderr and "Broken pipe" not in finished.stderr
+    figures(status=finished.returncode, seconds=finished.seconds)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(("args", "line"), [
+    (["--dry-run", OK], "accel-launch: error: cannot write to stdout: No space left on device"),
+    (["report"], "accel-report: error: cannot write to stdout: No space left on device"),
+    (["report", "--compile-backend", "inductr"],
+     "accel-report: error: cannot write to stdout: No space left on device"),
+    (["--help"], "accel-launch: error: cannot write to stdout: No space left on device"),
+])
+def test_a_plan_report_or_help_lost_on_a_full_stdout_is_one_line_and_exit_1(start_job, figures, args, line):
+    job = start_job(args, command=STDOUT_FULL)
+    finished = job.finish()
+
+    assert (finished.returncode, finished.stderr) == (1, line + "\n")
     figures(status=finished.returncode, seconds=finished.seconds)
 
 

@@ -9,7 +9,9 @@ import pytest
 from launcher.cli.dropin import translate
 from launcher.multinode.head.selection import HostFlags
 from launcher.prepare.config import JobConfig, Program, RunSettings
-from launcher.prepare.engine_options import EngineOptions, parse_rdzv_conf, parse_std
+from launcher.prepare.engine_options import EVENT_LOG_HANDLERS, EngineOptions, parse_std
+from launcher.prepare.rdzv_conf import parse_rdzv_conf
+from launcher.prepare.seconds import MAX_SECONDS
 from launcher.resolve.backend import ResolvedBackend
 from launcher.run.spawn import _elastic_config, _streams
 
@@ -78,3 +80,33 @@ def test_shutdown_timeout_is_torchruns_name_for_the_grace_period() -> None:
     values, through_runner = translate(peers, {"grace_period": 5.0, "rdzv_backend": "c10d"}, HostFlags(), "script",
                                        {"shutdown_timeout"})
     assert values["grace_period"] == 9.0 and not through_runner
+
+
+def test_the_event_log_handlers_accepted_are_torch_elastics_registered_ones() -> None:
+    from torch.distributed.elastic.events import handlers
+
+    assert set(EVENT_LOG_HANDLERS) == set(handlers._log_handlers)
+
+
+@pytest.mark.parametrize("conf", ["join_timeout=1,last_call_timeout=1,close_timeout=1,heartbeat_timeout=1",
+                                  f"join_timeout={MAX_SECONDS},keep_alive_interval={MAX_SECONDS}",
+                                  "keep_alive_interval=1,keep_alive_max_attempt=1000"])
+def test_the_rendezvous_settings_we_accept_torchs_dynamic_rendezvous_accepts(conf: str) -> None:
+    from torch.distributed import HashStore
+    from torch.distributed.elastic.rendezvous import RendezvousParameters
+    from torch.distributed.elastic.rendezvous.c10d_rendezvous_backend import C10dRendezvousBackend
+    from torch.distributed.elastic.rendezvous.dynamic_rendezvous import create_handler
+
+    params = RendezvousParameters("c10d", "localhost:0", "run", 1, 1, **parse_rdzv_conf(conf))
+    store = HashStore()
+    handler = create_handler(store, C10dRendezvousBackend(store, "run"), params)
+    assert handler.settings.timeout.join.total_seconds() == int(params.get("join_timeout", 600))
+
+
+@pytest.mark.parametrize("conf", ["is_host=yes,read_timeout=60,store_type=TCP,timeout=1", "is_host=0"])
+def test_the_store_settings_we_accept_torch_reads(conf: str) -> None:
+    from torch.distributed.elastic.rendezvous import RendezvousParameters
+
+    params = RendezvousParameters("c10d", "localhost:0", "run", 1, 1, **parse_rdzv_conf(conf))
+    assert params.get_as_bool("is_host") in (True, False)
+    assert params.get_as_int("read_timeout", 60) > 0 and params.get("store_type", "tcp").strip().lower() == "tcp"

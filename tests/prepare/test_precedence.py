@@ -1,4 +1,4 @@
-"""The four levels of CONTRACT.md section 2, as the plan of `accel-launch --dry-run` shows them: the backend, its
+"""The four levels of docs/CONTRACT.md section 2, as the plan of `accel-launch --dry-run` shows them: the backend, its
 source, and the ACCEL_* variables every rank is given. (tests/jobs/test_precedence.py shows real ranks receive
 them; tests/resolve/test_backend_properties.py checks the resolver alone on any mix of levels.)"""
 

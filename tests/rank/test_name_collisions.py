@@ -8,6 +8,8 @@ import pytest
 
 from tests.launches import Launcher
 
+pytestmark = pytest.mark.slow
+
 # The user's script imports its own modules and records what it got.
 USER_SCRIPT = """
 import json, os

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -12,6 +14,7 @@ from tests.launches import RECORD_RANK, SCRIPTS, CliRunnerFn, Launcher
 REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_a_script_runs_as_main_like_python_script_py(launch: Launcher) -> None:
     result = launch(["--nproc-per-node", "2", str(RECORD_RANK), "--flag", "a b", "$HOME"])
@@ -32,6 +35,7 @@ def test_a_script_runs_as_main_like_python_script_py(launch: Launcher) -> None:
         assert env["OMP_NUM_THREADS"] is not None and int(env["OMP_NUM_THREADS"]) >= 1
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_a_module_runs_with_dash_m(launch: Launcher) -> None:
     result = launch(["--compile-backend", "eager", "-m", "record_rank", "x"], env={"PYTHONPATH": str(SCRIPTS)})
@@ -42,6 +46,7 @@ def test_a_module_runs_with_dash_m(launch: Launcher) -> None:
     assert record["default_backend"] == "eager"
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_no_python_validates_then_execs_the_program(launch: Launcher, tmp_path: Path) -> None:
     marker = tmp_path / "ran"
@@ -56,6 +61,7 @@ def test_no_python_is_validated_before_the_program_could_run(cli: CliRunnerFn, t
     assert not (tmp_path / "never").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_the_example_trains_on_two_ranks_with_inductor(launch: Launcher) -> None:
     result = launch(["--nproc-per-node", "2", "--compile-backend", "inductor", str(REPO / "examples/train.py"),
@@ -81,3 +87,22 @@ def test_the_bootstrap_does_not_import_click() -> None:
     code = "import sys, launcher.rank.bootstrap; print('click' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(("env", "program", "why"), [
+    ({"ACCEL_CPU_BINDING": "0;x"}, ["script", str(RECORD_RANK)],
+     "invalid value for ACCEL_CPU_BINDING: 'x' (expected a whole number"),
+    ({"ACCEL_COMPILE_BACKEND": "eager"}, ["exec", "./prog"], "cannot run './prog' (--no-python): Exec format error"),
+])
+def test_a_rank_that_cannot_start_refuses_in_one_line_with_exit_2(env: dict[str, str], program: list[str], why: str,
+                                                                  tmp_path: Path) -> None:
+    prog = tmp_path / "prog"
+    prog.write_text("echo no #! line and not ELF: exec cannot run it\n")
+    prog.chmod(0o755)
+    environ = {key: value for key, value in os.environ.items() if not key.startswith(("ACCEL_", "TORCHELASTIC_"))}
+    result = subprocess.run([sys.executable, "-P", "-m", "launcher.rank.bootstrap", *program],
+                            env={**environ, "RANK": "0", **env}, cwd=tmp_path, capture_output=True, text=True,
+                            timeout=50)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [result.stderr.strip()] and "refused to start: " + why in result.stderr

@@ -16,6 +16,8 @@ from accelerators.torch_build import torch_build
 from launcher.resolve import node_facts_cache as facts_cache
 from tests.launches import clean_environ
 
+pytestmark = pytest.mark.slow
+
 # A user script that says what was imported before it started (torch, dynamo, importlib.metadata), then
 # compiles and reports the backend.
 PROBE = """
@@ -98,6 +100,15 @@ def test_the_rank_trusts_the_node_cache_and_dynamo_checks_again_when_it_arrives(
     lines = compiled.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in compiled.stderr
     assert "refused the compile backend" in lines[0] and "'no_such_backend' (from --compile-backend)" in lines[0]
+
+
+@pytest.mark.timeout(120)
+def test_the_rank_does_not_trust_a_node_cache_that_others_can_write(probe, tmp_path) -> None:
+    # The same planted claim in a file of mode 0666: the start walks the registry itself and refuses.
+    plant_cache(tmp_path, ["eager", "no_such_backend"]).chmod(0o666)
+    started = run_bootstrap(probe, tmp_path, "no_such_backend")
+    assert started.returncode == 2, started.stderr
+    assert "refused the compile backend" in started.stderr and "Traceback" not in started.stderr
 
 
 @pytest.mark.timeout(120)

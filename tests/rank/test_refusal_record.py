@@ -31,7 +31,7 @@ def test_the_refusal_is_one_json_record_in_the_engines_error_file(
 def test_a_rank_stopped_while_writing_leaves_no_truncated_error_file(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    # The engine parses the error file of every rank it stops; an empty one was an internal error (CI, stop 17).
+    # The engine parses the error file of every rank it stops, so a truncated one must never be seen.
     error_file = tmp_path / "error.json"
     monkeypatch.setenv("TORCHELASTIC_ERROR_FILE", str(error_file))
 

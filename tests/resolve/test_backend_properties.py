@@ -41,7 +41,7 @@ def environ(value: str | None) -> dict[str, str]:
 
 
 def expected(cli, process, file, ds, ref):
-    """The first level that gives a value, as CONTRACT.md section 2 lists them: (name, source)."""
+    """The first level that gives a value, as docs/CONTRACT.md section 2 lists them: (name, source)."""
     levels = [
         (cli, "--compile-backend"),
         (process if process is not None and process.strip() else None, ENV_VAR),

@@ -69,7 +69,7 @@ def test_the_launcher_sees_its_facts_and_applies_its_backend_rules(fakedev) -> N
 
 
 def test_the_report_lists_the_new_device(fakedev, tmp_path: Path) -> None:
-    rows = dict(report_rows(fakedev, tmp_path, None, None, None))
+    rows = dict(report_rows(fakedev, tmp_path, None, None, None)[0])
     assert rows["accelerator"] == "fakedev"
     assert rows["device count"] == "2"
     assert rows["a launch here would use"] == "eager (from accelerator default)"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -113,6 +114,107 @@ def test_a_cache_file_for_another_key_is_not_used(cache_env, walks):
     assert len(walks) == 2
 
 
+PLANTED = "planted_backend"
+NOBODY = 65534
+
+
+def poison(path: Path, at: Path | None = None) -> Path:
+    """Write the cache file's content, with an unregistered backend added, at `at` (default: in place)."""
+    data = json.loads(path.read_text())
+    data["supported_backends"].append(PLANTED)
+    (at or path).write_text(json.dumps(data))
+    return at or path
+
+
+def another_users(path: Path) -> Path:
+    os.chown(poison(path), NOBODY, NOBODY)
+    return path
+
+
+def of_mode(mode: int):
+    return lambda path: poison(path).chmod(mode) or path
+
+
+def a_symlink(path: Path) -> Path:
+    elsewhere = poison(path, path.parent.parent / "elsewhere.json")
+    elsewhere.chmod(0o600)
+    path.unlink()
+    path.symlink_to(elsewhere)
+    return elsewhere
+
+
+def in_a_symlinked_folder(path: Path) -> Path:
+    poison(path)
+    moved = shutil.move(path.parent, path.parent.with_name("elsewhere"))
+    path.parent.symlink_to(moved)
+    return Path(moved) / path.name
+
+
+def in_a_group_writable_folder(path: Path) -> Path:
+    poison(path).parent.chmod(0o770)
+    return path
+
+
+# name: (how the cache is planted, returning the file that holds the planted backend; is the file rebuilt)
+UNTRUSTED = {
+    "a cache file of another user": (another_users, True),
+    "a cache file of mode 0666": (of_mode(0o666), True),
+    "a cache file of mode 0620": (of_mode(0o620), True),
+    "a cache file that is a symlink": (a_symlink, True),
+    "a cache folder that is a symlink": (in_a_symlinked_folder, False),
+    "a group-writable cache folder": (in_a_group_writable_folder, False),
+}
+
+
+@pytest.mark.parametrize("case", UNTRUSTED)
+def test_a_cache_that_is_not_the_users_own_is_never_trusted(cache_env, walks, case):
+    plant, rebuilt = UNTRUSTED[case]
+    facts = accelerator_facts(cache_env)
+    [path] = cache_files(cache_env)
+    planted = plant(path)
+    planted_text = planted.read_text()
+
+    assert PLANTED not in accelerator_facts(cache_env).supported_backends
+    assert accelerator_facts(cache_env).supported_backends == facts.supported_backends
+    assert len(walks) == (2 if rebuilt else 3)  # rebuilt once; an untrusted folder is never used
+    if rebuilt:
+        info = os.lstat(path)
+        assert stat.S_ISREG(info.st_mode) and info.st_uid == os.geteuid() and stat.S_IMODE(info.st_mode) == 0o600
+        assert PLANTED not in path.read_text()
+    if planted != path or not rebuilt:
+        assert planted.read_text() == planted_text  # nothing written through a link or into a folder not trusted
+
+
+def plant_lock(kind: str, lock: Path, target: Path) -> None:
+    if kind == "a dangling symlink":
+        lock.symlink_to(target)
+    elif kind == "a symlink to a file":
+        target.write_text("kept")
+        lock.symlink_to(target)
+    elif kind == "another user's file":
+        lock.write_text("")
+        os.chown(lock, NOBODY, NOBODY)
+    else:
+        os.mkfifo(lock)
+
+
+@pytest.mark.timeout(20)  # a FIFO as the lock must not block
+@pytest.mark.parametrize("kind", ["a dangling symlink", "a symlink to a file", "another user's file", "a FIFO"])
+def test_a_lock_that_is_not_the_users_own_file_is_not_used_and_nothing_is_made_through_it(cache_env, walks,
+                                                                                          tmp_path, kind):
+    facts = accelerator_facts(cache_env)
+    [path] = cache_files(cache_env)
+    lock, target = path.with_suffix(".lock"), tmp_path / "target"
+    path.unlink()
+    lock.unlink()
+    plant_lock(kind, lock, target)
+
+    assert accelerator_facts(cache_env) == facts
+    assert len(walks) == 2 and cache_files(cache_env) == [path]  # computed and stored without the lock
+    assert (target.read_text() == "kept") if kind == "a symlink to a file" else not target.exists()
+    assert not stat.S_ISREG(os.lstat(lock).st_mode) or os.lstat(lock).st_uid == NOBODY  # left as planted
+
+
 def test_a_new_dynamo_entry_point_changes_the_key(cache_env, walks, tmp_path, monkeypatch):
     accelerator_facts(cache_env)
     before = facts_cache.cache_key("cpu", None)
@@ -142,6 +244,7 @@ def test_an_unwritable_cache_dir_costs_only_the_cache(cache_env, tmp_path, walks
     assert len(walks) == 1
 
 
+@pytest.mark.slow
 def test_the_launcher_refuses_a_backend_without_importing_torch(cache_env, tmp_path):
     (tmp_path / "train.py").write_text("print('never runs')\n")
     # The command itself, in a fresh interpreter: a refusal ends it (exit 2) before torch could be imported.

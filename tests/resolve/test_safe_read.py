@@ -43,3 +43,22 @@ def test_bytes_that_are_not_utf8_are_refused_with_their_offset(tmp_path: Path) -
     path.write_bytes(b"ab\xff")
     with pytest.raises(UnsafeFileError, match=r"not UTF-8 text \(byte 2\)"):
         read_user_text(str(path))
+
+
+@pytest.mark.parametrize(("make", "problem"), [
+    (lambda path: path.symlink_to(path.with_name("target")), "is a symbolic link"),
+    (lambda path: os.chown(path, 65534, 65534), "is owned by uid 65534, not by this user"),
+    (lambda path: path.chmod(0o666), r"is writable by group or others \(mode 0666\)"),
+    (lambda path: path.chmod(0o620), r"is writable by group or others \(mode 0620\)"),
+])
+def test_a_file_to_trust_must_be_the_users_own_and_reached_through_no_link(tmp_path: Path, make, problem) -> None:
+    (tmp_path / "target").write_text("x")
+    path = tmp_path / "file"
+    path.write_text("x")
+    path.chmod(0o644)
+    assert read_user_text(str(path), own_only=True) == "x"
+    if "symbolic" in problem:
+        path.unlink()
+    make(path)
+    with pytest.raises(UnsafeFileError, match=problem):
+        read_user_text(str(path), own_only=True)

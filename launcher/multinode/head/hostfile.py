@@ -6,7 +6,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from launcher.limits import NODES, RANKS_PER_NODE, CountError, whole_number
 from launcher.multinode.errors import HostfileError
+from launcher.resolve.safe_read import UnsafeFileError, read_user_text
 
 __all__ = ["HostSlots", "HOST_NAME", "parse_hostfile", "parse_hostfile_text"]
 
@@ -25,12 +27,11 @@ class HostSlots:
 
 
 def parse_hostfile(path: str | Path) -> tuple[HostSlots, ...]:
-    """Read and parse the hostfile at `path`, in file order."""
+    """Read (never blocking, at most 4 MiB) and parse the hostfile at `path`, in file order."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise HostfileError(str(path), f"cannot be read ({reason})") from None
+        text = read_user_text(str(path))
+    except UnsafeFileError as exc:
+        raise HostfileError(str(path), str(exc)) from None
     return parse_hostfile_text(text, str(path))
 
 
@@ -49,6 +50,8 @@ def parse_hostfile_text(text: str, path: str = "<hostfile>") -> tuple[HostSlots,
             )
         first_line[entry.host] = number
         entries.append(entry)
+        if len(entries) > NODES.maximum:
+            raise HostfileError(path, f"lists more than {NODES.maximum} hosts, the most a job may have", number)
     if not entries:
         raise HostfileError(path, "lists no hosts (expected lines like 'worker-0 slots=8')")
     return tuple(entries)
@@ -65,7 +68,10 @@ def _parse_line(tokens: list[str], path: str, number: int) -> HostSlots:
     match = _SLOTS.fullmatch(tokens[1])
     if match is None:
         raise HostfileError(path, f"expected slots=N after {host!r}, got {tokens[1]!r}", number)
-    slots = int(match.group(1))
+    try:
+        slots = whole_number(match.group(1), "slots", RANKS_PER_NODE)
+    except CountError as exc:
+        raise HostfileError(path, f"host {host!r} slots={exc.value}: {exc.expected}", number) from None
     if slots < 1:
         raise HostfileError(path, f"host {host!r} needs slots of at least 1, got {slots}", number)
     return HostSlots(host, slots)

@@ -8,16 +8,16 @@ the home directory; only the first file found is read.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from launcher.multinode.errors import RemoteEnvError
+from launcher.resolve.safe_read import UnsafeFileError, read_user_text
+from launcher.resolve.variable_names import NAME_RULE, is_variable_name
 
-__all__ = ["ENV_FILE_NAME", "VARIABLE_NAME", "find_env_file", "parse_env_file_text", "remote_env"]
+__all__ = ["ENV_FILE_NAME", "find_env_file", "parse_env_file_text", "remote_env"]
 
 ENV_FILE_NAME = ".accel_env"
-VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def remote_env(
@@ -38,8 +38,8 @@ def remote_env(
 
 
 def _check_name(name: str, where: str) -> None:
-    if not VARIABLE_NAME.fullmatch(name):
-        raise RemoteEnvError(where, "not a variable name (letters, digits and '_', not starting with a digit)")
+    if not is_variable_name(name):
+        raise RemoteEnvError(where, NAME_RULE)
 
 
 def find_env_file(cwd: Path, home: Path) -> Path | None:
@@ -49,9 +49,9 @@ def find_env_file(cwd: Path, home: Path) -> Path | None:
 
 def _read_env_file(path: Path) -> dict[str, str]:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RemoteEnvError(str(path), f"cannot be read ({exc})") from None
+        text = read_user_text(str(path))
+    except UnsafeFileError as exc:
+        raise RemoteEnvError(str(path), str(exc)) from None
     return parse_env_file_text(text, str(path))
 
 

@@ -5,7 +5,8 @@ variables to add to that local process's environment. `node_argv(node)` is the n
 command a node runs; ssh asks for each node's own, the others ask once with `None` and start that
 same command everywhere, each node then finding itself with `node_identity` (from `ACCEL_NODE_HOST`,
 `SLURM_PROCID` or `OMPI_COMM_WORLD_RANK`) and its devices in the node table (`ACCEL_NODE_HOSTS`,
-`ACCEL_NODE_DEVICES`), which every node receives along with `env`.
+`ACCEL_NODE_DEVICES`), which every node receives along with `env`; over ssh a node gets only its own
+row of it (`node_row_env`), so that the head's work grows with the number of nodes, not its square.
 """
 
 from __future__ import annotations
@@ -13,13 +14,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from launcher.multinode.errors import MultinodeError
 from launcher.multinode.head.remote_shell import pdsh_shell_command, shell_command
 from launcher.multinode.head.selection import NodeSpec
-from launcher.multinode.node.table import RANK_VAR, node_table_env
+from launcher.multinode.node.table import node_row_env, node_table_env
 
-__all__ = ["LaunchCommand", "NodeArgv", "ssh_commands", "pdsh_command", "openmpi_command", "slurm_command"]
+__all__ = ["LaunchCommand", "NodeArgv", "MAX_ARGUMENT_BYTES", "ssh_commands", "pdsh_command", "openmpi_command",
+           "slurm_command"]
 
 NodeArgv = Callable[[NodeSpec | None], list[str]]
+MAX_ARGUMENT_BYTES = 128 * 1024  # Linux's MAX_ARG_STRLEN: one argument, or one NAME=value, with its NUL
 
 
 @dataclass(frozen=True)
@@ -29,6 +33,16 @@ class LaunchCommand:
     argv: tuple[str, ...]
     env: Mapping[str, str] = field(default_factory=dict)
     host: str | None = None
+
+    def __post_init__(self) -> None:
+        words = [*self.argv, *(f"{name}={value}" for name, value in self.env.items())]
+        longest = max(words, key=len)
+        if len(longest.encode()) >= MAX_ARGUMENT_BYTES:
+            raise MultinodeError(
+                f"the {self.argv[0]} command{f' for {self.host}' if self.host else ''} would pass "
+                f"{len(longest.encode())} bytes in one argument or variable ({longest[:30]!r}...), and Linux takes "
+                f"at most {MAX_ARGUMENT_BYTES}: select fewer hosts, or use the ssh runner, which sends each node "
+                "only its own row of the node table")
 
 
 def ssh_commands(
@@ -45,10 +59,9 @@ def ssh_commands(
     base += ["-p", str(port)] if port is not None else []
     base += ["-i", identity_file] if identity_file is not None else []
     base += [word for option in options for word in ("-o", option)]
-    table = node_table_env(nodes)
     commands = []
     for rank, node in enumerate(nodes):
-        node_env = {**env, **table, RANK_VAR: str(rank)}
+        node_env = {**env, **node_row_env(nodes, rank)}
         remote = shell_command(cwd, node_env, node_argv(node))
         commands.append(LaunchCommand((*base, node.host, remote), host=node.host))
     return tuple(commands)

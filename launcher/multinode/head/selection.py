@@ -1,7 +1,8 @@
 """Choose nodes and device slots from a hostfile: `--include` / `--exclude` (`host1:0,1@host2`),
 `--num-nodes`, `--num-gpus`, with DeepSpeed's semantics.
 
-The result keeps the hostfile's order, and a node's rank is its position in it.
+The result keeps the hostfile's order, and a node's rank is its position in it; a host's slots are in
+increasing order, however the filter named them, as DeepSpeed's own parser gives them.
 """
 
 from __future__ import annotations
@@ -10,12 +11,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from launcher.limits import TOTAL_RANKS
 from launcher.multinode.errors import SelectionError
 from launcher.multinode.head.hostfile import HostSlots, parse_hostfile
 
 __all__ = ["HostFlags", "NodeSpec", "select_nodes"]
 
-_INDEX = re.compile(r"[0-9]+")
+_INDEX = re.compile(r"[0-9]{1,18}")
+_HOSTS_SHOWN = 5
 
 
 @dataclass(frozen=True)
@@ -62,53 +65,52 @@ def select_nodes(
         if given and (num_nodes != -1 or num_gpus != -1):
             which = "--num-nodes" if num_nodes != -1 else "--num-gpus"
             raise SelectionError(flag, given, f"cannot be combined with {which}")
-    pool = {entry.host: tuple(range(entry.slots)) for entry in hosts}
+    pool = {entry.host: range(entry.slots) for entry in hosts}
     if include:
         chosen = _include(pool, include)
     elif exclude:
         chosen = _exclude(pool, exclude)
     else:
-        chosen = dict(pool)
+        chosen = {host: tuple(slots) for host, slots in pool.items()}
     nodes = [NodeSpec(host, chosen[host]) for host in pool if chosen.get(host)]
     return _limit(nodes, num_nodes, num_gpus)
 
 
-def _parse(flag: str, text: str, pool: dict[str, tuple[int, ...]]) -> list[tuple[str, list[int] | None]]:
-    """`host[:i,j]@...` as (host, indices or None for the whole host), each checked against the pool."""
-    parts = []
+def _parse(flag: str, text: str, pool: dict[str, range]) -> dict[str, tuple[int, ...] | None]:
+    """`host[:i,j]@...` as DeepSpeed reads it: each host's slots from all its parts, merged and sorted, or
+    None (the whole host) when no part of it names a slot; every host and slot checked against the pool."""
+    named: dict[str, set[int]] = {}
     for part in text.split("@"):
         host, colon, indices = part.partition(":")
         if not host:
             raise SelectionError(flag, part, "empty host name (expected host or host:0,1, joined by '@')")
         if host not in pool:
-            raise SelectionError(flag, part, f"host {host!r} is not in the hostfile ({', '.join(pool)})")
-        if not colon:
-            parts.append((host, None))
-            continue
-        slots = []
-        for index in indices.split(","):
+            raise SelectionError(flag, part, f"host {host!r} is not in the hostfile ({_some(pool)})")
+        slots = named.setdefault(host, set())
+        for index in indices.split(",") if colon else ():
             if not _INDEX.fullmatch(index):
                 raise SelectionError(flag, part, f"{index!r} is not a slot number (expected host:0,1)")
             if int(index) not in pool[host]:
                 raise SelectionError(flag, part, f"host {host!r} has slots 0-{len(pool[host]) - 1}, not {index}")
-            slots.append(int(index))
-        parts.append((host, slots))
-    return parts
+            slots.add(int(index))
+    return {host: tuple(sorted(slots)) if slots else None for host, slots in named.items()}
 
 
-def _include(pool: dict[str, tuple[int, ...]], text: str) -> dict[str, tuple[int, ...]]:
-    chosen: dict[str, list[int]] = {}
-    for host, slots in _parse("--include", text, pool):
-        kept = chosen.setdefault(host, [])
-        kept.extend(slot for slot in (pool[host] if slots is None else slots) if slot not in kept)
-    return {host: tuple(slots) for host, slots in chosen.items()}
+def _some(pool: dict[str, range]) -> str:
+    """The first few hosts of the hostfile, for a message that stays one short line."""
+    shown = ", ".join(list(pool)[:_HOSTS_SHOWN])
+    return shown if len(pool) <= _HOSTS_SHOWN else f"{shown}, ... {len(pool)} hosts"
 
 
-def _exclude(pool: dict[str, tuple[int, ...]], text: str) -> dict[str, tuple[int, ...]]:
-    chosen = dict(pool)
-    for host, slots in _parse("--exclude", text, pool):
-        dropped = set(pool[host] if slots is None else slots)
-        chosen[host] = tuple(slot for slot in chosen[host] if slot not in dropped)
+def _include(pool: dict[str, range], text: str) -> dict[str, tuple[int, ...]]:
+    return {host: tuple(pool[host]) if slots is None else slots
+            for host, slots in _parse("--include", text, pool).items()}
+
+
+def _exclude(pool: dict[str, range], text: str) -> dict[str, tuple[int, ...]]:
+    dropped = {host: set(pool[host] if slots is None else slots)
+               for host, slots in _parse("--exclude", text, pool).items()}
+    chosen = {host: tuple(slot for slot in slots if slot not in dropped.get(host, ())) for host, slots in pool.items()}
     if not any(chosen.values()):
         raise SelectionError("--exclude", text, "excludes every slot of every host")
     return chosen
@@ -128,4 +130,7 @@ def _limit(nodes: list[NodeSpec], num_nodes: int, num_gpus: int) -> tuple[NodeSp
         if short is not None:
             raise SelectionError("--num-gpus", str(num_gpus), f"host {short.host!r} has only {short.nproc} slots")
         nodes = [NodeSpec(node.host, node.slots[:num_gpus]) for node in nodes]
+    total = sum(node.nproc for node in nodes)
+    if total > TOTAL_RANKS.maximum:
+        raise SelectionError("the hostfile's selection", f"{total} ranks on {len(nodes)} nodes", str(TOTAL_RANKS))
     return tuple(nodes)

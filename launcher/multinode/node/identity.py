@@ -2,7 +2,8 @@
 
 Looked up in this order, the first that is present wins:
 1. our own override, set by the ssh and pdsh runners: `ACCEL_NODE_RANK`, or `ACCEL_NODE_HOST` (looked up
-   in `ACCEL_NODE_HOSTS`); either needs the node table (see `node_table`);
+   in `ACCEL_NODE_HOSTS`); either needs the node table (see `table`), which over ssh is this node's own
+   row with `ACCEL_NODE_COUNT`;
 2. Slurm (`srun`): `SLURM_PROCID`, `SLURM_STEP_NUM_TASKS` / `SLURM_NTASKS`, `SLURM_STEP_NUM_NODES` /
    `SLURM_NNODES`, and `SLURM_STEP_NODELIST` / `SLURM_JOB_NODELIST`, whose first host is the master;
 3. OpenMPI (`mpirun`): `OMPI_COMM_WORLD_RANK`, `OMPI_COMM_WORLD_SIZE`, `OMPI_COMM_WORLD_LOCAL_RANK`.
@@ -20,10 +21,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from launcher.limits import NODES, CountError, whole_number
 from launcher.multinode.errors import NodeIdentityError
 from launcher.multinode.head.selection import NodeSpec
 from launcher.multinode.node.slurm_nodelist import expand_nodelist
-from launcher.multinode.node.table import HOST_VAR, HOSTS_VAR, RANK_VAR, parse_node_table
+from launcher.multinode.node.table import COUNT_VAR, HOST_VAR, HOSTS_VAR, RANK_VAR, parse_node_table
 
 __all__ = ["NodeIdentity", "node_identity"]
 
@@ -62,14 +64,28 @@ def _override(environ: Mapping[str, str], table: tuple[NodeSpec, ...] | None) ->
     variable = RANK_VAR if RANK_VAR in environ else HOST_VAR
     if table is None:
         raise NodeIdentityError(variable, environ[variable], f"needs {HOSTS_VAR} as well")
+    if COUNT_VAR in environ:
+        return _own_row(environ, table)
     hosts = [node.host for node in table]
     if variable == HOST_VAR:
         if environ[HOST_VAR] not in hosts:
-            raise NodeIdentityError(HOST_VAR, environ[HOST_VAR], f"is not one of {HOSTS_VAR}={','.join(hosts)}")
+            raise NodeIdentityError(HOST_VAR, environ[HOST_VAR], f"is not one of the {len(hosts)} hosts of {HOSTS_VAR}")
         rank = hosts.index(environ[HOST_VAR])
     else:
         rank = _integer(environ, RANK_VAR, below=len(table))
     return NodeIdentity(rank, len(table), hosts[0], variable, table[rank])
+
+
+def _own_row(environ: Mapping[str, str], table: tuple[NodeSpec, ...]) -> NodeIdentity:
+    """An ssh node: the table is this node's row only, with its rank and the node count beside it (the
+    job it got carries the rendezvous endpoint, so the first node's name is not needed)."""
+    if len(table) != 1:
+        raise NodeIdentityError(HOSTS_VAR, ",".join(node.host for node in table[:3]),
+                                f"lists {len(table)} hosts, but with {COUNT_VAR} it holds this node only")
+    if RANK_VAR not in environ:
+        raise NodeIdentityError(COUNT_VAR, environ[COUNT_VAR], f"needs {RANK_VAR} as well")
+    count = _integer(environ, COUNT_VAR, minimum=1)
+    return NodeIdentity(_integer(environ, RANK_VAR, below=count), count, None, RANK_VAR, table[0])
 
 
 def _slurm(environ: Mapping[str, str], table: tuple[NodeSpec, ...] | None) -> NodeIdentity:
@@ -123,9 +139,12 @@ def _first_present(environ: Mapping[str, str], *names: str) -> str:
 
 
 def _integer(environ: Mapping[str, str], name: str, minimum: int = 0, below: int | None = None) -> int:
+    """A node count or rank from the engine's variable `name`: a whole number, bounded by `NODES`."""
     value = environ.get(name, "")
-    if not (value.isascii() and value.isdigit()) or int(value) < minimum:
-        raise NodeIdentityError(name, value, f"expected an integer of at least {minimum}")
-    if below is not None and int(value) >= below:
+    try:
+        number = whole_number(value, name, NODES, minimum)
+    except CountError as exc:
+        raise NodeIdentityError(name, value, exc.expected) from None
+    if below is not None and number >= below:
         raise NodeIdentityError(name, value, f"expected an integer below {below}")
-    return int(value)
+    return number

@@ -4,22 +4,29 @@
 - `ACCEL_NODE_DEVICES=0,1,2;0`: each node's device indices, `;` between nodes, in the same order; a
   node starts one rank per index and sets the accelerator's visible-devices variable to exactly them;
 - `ACCEL_NODE_RANK=1` (ssh) or `ACCEL_NODE_HOST=h2` (pdsh, from `%h`): which entry this node is.
+
+Over ssh each node has a command of its own, and gets only its own row of the table with
+`ACCEL_NODE_COUNT=N` (`node_row_env`): the whole table in each of N commands would make the head's work
+grow with N squared, and a 10,000-node table would not fit the 128 KiB one argument may hold.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from launcher.limits import NODES, RANKS_PER_NODE, CountError, whole_number
 from launcher.multinode.errors import NodeIdentityError
 from launcher.multinode.head.hostfile import HOST_NAME
 from launcher.multinode.head.selection import NodeSpec
 
-__all__ = ["HOSTS_VAR", "DEVICES_VAR", "RANK_VAR", "HOST_VAR", "node_table_env", "parse_node_table"]
+__all__ = ["HOSTS_VAR", "DEVICES_VAR", "RANK_VAR", "HOST_VAR", "COUNT_VAR", "node_table_env", "node_row_env",
+           "parse_node_table"]
 
 HOSTS_VAR = "ACCEL_NODE_HOSTS"
 DEVICES_VAR = "ACCEL_NODE_DEVICES"
 RANK_VAR = "ACCEL_NODE_RANK"
 HOST_VAR = "ACCEL_NODE_HOST"
+COUNT_VAR = "ACCEL_NODE_COUNT"
 
 
 def node_table_env(nodes: Sequence[NodeSpec]) -> dict[str, str]:
@@ -30,12 +37,19 @@ def node_table_env(nodes: Sequence[NodeSpec]) -> dict[str, str]:
     }
 
 
+def node_row_env(nodes: Sequence[NodeSpec], rank: int) -> dict[str, str]:
+    """What node `rank` of `nodes` needs of the table: its own row, its rank, and how many nodes there are."""
+    return {**node_table_env(nodes[rank:rank + 1]), RANK_VAR: str(rank), COUNT_VAR: str(len(nodes))}
+
+
 def parse_node_table(environ: Mapping[str, str]) -> tuple[NodeSpec, ...] | None:
     """The nodes the table variables describe, or None when `ACCEL_NODE_HOSTS` is not set."""
     if HOSTS_VAR not in environ:
         return None
     hosts_text = environ[HOSTS_VAR]
     hosts = hosts_text.split(",")
+    if len(hosts) > NODES.maximum:
+        raise NodeIdentityError(HOSTS_VAR, f"{len(hosts)} hosts", str(NODES))
     if not all(HOST_NAME.fullmatch(host) for host in hosts):
         raise NodeIdentityError(HOSTS_VAR, hosts_text, "expected host names joined by ','")
     if DEVICES_VAR not in environ:
@@ -45,11 +59,16 @@ def parse_node_table(environ: Mapping[str, str]) -> tuple[NodeSpec, ...] | None:
     if len(groups) != len(hosts):
         expected = f"expected {len(hosts)} device lists joined by ';', one per host in {HOSTS_VAR}"
         raise NodeIdentityError(DEVICES_VAR, devices_text, expected)
-    return tuple(NodeSpec(host, _devices(group, devices_text)) for host, group in zip(hosts, groups))
+    return tuple(NodeSpec(host, _devices(group)) for host, group in zip(hosts, groups))
 
 
-def _devices(group: str, whole: str) -> tuple[int, ...]:
+def _devices(group: str) -> tuple[int, ...]:
+    """One node's device indices: at most `RANKS_PER_NODE` of them, each below it."""
     indices = group.split(",")
-    if not all(index.isascii() and index.isdigit() for index in indices):
-        raise NodeIdentityError(DEVICES_VAR, whole, "expected device indices like '0,1,2;0'")
-    return tuple(int(index) for index in indices)
+    if len(indices) > RANKS_PER_NODE.maximum:
+        raise NodeIdentityError(DEVICES_VAR, f"{len(indices)} devices on one node", str(RANKS_PER_NODE))
+    try:
+        return tuple(whole_number(index, DEVICES_VAR, RANKS_PER_NODE, index=True) for index in indices)
+    except CountError as exc:
+        expected = f"{exc.expected} (device indices look like '0,1,2;0')"
+        raise NodeIdentityError(DEVICES_VAR, str(exc.value), expected) from None

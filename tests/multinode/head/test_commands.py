@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -55,8 +56,8 @@ def test_ssh_starts_one_node_launcher_per_host_each_told_its_rank_and_the_shared
         assert shlex.split(command)[:6] == ["ssh", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=accept-new",
                                             host]
         env, argv = split_env(remote_words(command))
-        assert env["ACCEL_NODE_RANK"] == str(rank)
-        assert (env["ACCEL_NODE_HOSTS"], env["ACCEL_NODE_DEVICES"]) == ("h1,h2", "0,1;0")
+        assert (env["ACCEL_NODE_RANK"], env["ACCEL_NODE_COUNT"]) == (str(rank), "2")
+        assert (env["ACCEL_NODE_HOSTS"], env["ACCEL_NODE_DEVICES"]) == (host, ("0,1", "0")[rank])
         assert argv == [sys.executable, "-m", "launcher.multinode.node", "--stop-on-stdin-eof"]
         job = sent_job(env)
         assert (job.nnodes, job.rdzv_endpoint) == ("2", "h1:29500")
@@ -159,3 +160,18 @@ def test_a_bad_hostfile_or_selection_is_one_line_and_exit_2(
     assert len(lines) == 1 and lines[0].startswith("accel-launch: error: "), result.stderr
     assert fragment in lines[0]
     assert result.stdout == ""
+
+
+@pytest.mark.timeout(60)
+def test_a_10000_host_hostfile_is_read_selected_and_planned_in_a_few_seconds(cli: CliRunnerFn, tmp_path: Path) -> None:
+    # Each ssh node gets its own row of the node table: the whole table in each of 10,000 commands was
+    # 2.5 GB of plan and a minute of work.
+    (tmp_path / "hostfile").write_text("".join(f"host{index} slots=8\n" for index in range(10000)))
+    (tmp_path / "train.py").write_text("")
+    started = time.monotonic()
+    result = cli(["--dry-run", "-H", "hostfile", "train.py"])
+    seconds = time.monotonic() - started
+    assert result.status == 0, result.stderr
+    commands = [value for label, value in result.plan() if label.startswith("node ") and label.endswith(" command")]
+    assert len(commands) == 10000 and max(map(len, commands)) < 20000
+    assert seconds < 10

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -46,6 +49,9 @@ def test_a_file_on_disk_is_read(tmp_path) -> None:
         ("a:0 slots=1\n", 1, "not a host name"),
         ("node[1-2] slots=1\n", 1, "not a host name"),
         ("user@a slots=1\n", 1, "not a host name"),
+        ("a slots=99999999999999999999\n", 1, "slots=99999999999999999999: at most 4096 ranks per node"),
+        ("a slots=4097\n", 1, "at most 4096 ranks per node"),
+        ("".join(f"h{index} slots=1\n" for index in range(65537)), 65537, "more than 65536 hosts"),
     ],
 )
 def test_a_malformed_line_is_an_error_naming_file_line_and_problem(text: str, line: int, words: str) -> None:
@@ -64,14 +70,27 @@ def test_a_hostfile_without_hosts_is_an_error(text: str) -> None:
 
 def test_an_unreadable_file_is_an_error_naming_it(tmp_path) -> None:
     missing = tmp_path / "nope"
-    with pytest.raises(HostfileError, match=f"hostfile {missing}: cannot be read"):
+    with pytest.raises(HostfileError, match=f"hostfile {missing}: no such file"):
         parse_hostfile(missing)
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize(("make", "words"), [
+    (os.mkfifo, "is a FIFO, not a regular file"),
+    (os.mkdir, "is a directory"),
+    (lambda path: Path(path).write_text("a slots=1\n" + "#" * (4 << 20)), "is larger than"),
+], ids=["fifo", "directory", "over-4-MiB"])
+def test_a_path_that_is_not_a_small_regular_file_is_refused_without_blocking(tmp_path, make, words: str) -> None:
+    path = tmp_path / "hosts"
+    make(str(path))
+    with pytest.raises(HostfileError, match=f"hostfile {path}: {words}"):
+        parse_hostfile(path)
 
 
 def test_a_file_that_is_not_utf8_is_an_error(tmp_path) -> None:
     path = tmp_path / "h"
     path.write_bytes(b"a slots=1\n\xff\xfe\n")
-    with pytest.raises(HostfileError, match="cannot be read"):
+    with pytest.raises(HostfileError, match="is not UTF-8 text"):
         parse_hostfile(path)
 
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import shlex
 
+import pytest
+
+from launcher.multinode.errors import MultinodeError
 from launcher.multinode.head.runners import LaunchCommand, openmpi_command, pdsh_command, slurm_command, ssh_commands
 from launcher.multinode.head.selection import NodeSpec
 
@@ -29,10 +32,12 @@ def test_ssh_starts_one_command_per_node_with_its_own_rank_and_argv() -> None:
     cd, _, rest = first[-1].partition(" && exec ")
     assert shlex.split(cd) == ["cd", "/work dir"]
     assert shlex.split(rest) == [
-        "env", "ACCEL_COMPILE_BACKEND=eager", "NCCL_DEBUG=INFO", *(f"{k}={v}" for k, v in TABLE.items()),
-        "ACCEL_NODE_RANK=0", "accel-launch", "--host", "h1", "--nproc-per-node", "3", "train.py",
+        "env", "ACCEL_COMPILE_BACKEND=eager", "NCCL_DEBUG=INFO", "ACCEL_NODE_HOSTS=h1", "ACCEL_NODE_DEVICES=0,1,2",
+        "ACCEL_NODE_RANK=0", "ACCEL_NODE_COUNT=2", "accel-launch", "--host", "h1", "--nproc-per-node", "3", "train.py",
     ]
-    assert "ACCEL_NODE_RANK=1" in shlex.split(commands[1].argv[-1]) and commands[0].env == {}
+    second = shlex.split(commands[1].argv[-1])
+    assert {"ACCEL_NODE_HOSTS=h2", "ACCEL_NODE_DEVICES=1", "ACCEL_NODE_RANK=1", "ACCEL_NODE_COUNT=2"} <= set(second)
+    assert commands[0].env == {}
 
 
 def test_ssh_without_port_key_or_options_adds_none() -> None:
@@ -75,3 +80,17 @@ def test_slurm_runs_one_task_per_node_and_exports_the_names_with_values_in_its_e
         ),
         {**ENV, **TABLE},
     )
+
+
+@pytest.mark.parametrize("builder", [pdsh_command, openmpi_command, slurm_command])
+def test_a_node_table_too_long_for_one_argument_is_refused_before_anything_runs(builder) -> None:
+    nodes = [NodeSpec(f"host{index}", tuple(range(8))) for index in range(10000)]
+    with pytest.raises(MultinodeError, match="Linux takes at most 131072: select fewer hosts, or use the ssh runner"):
+        builder(nodes, node_argv, ENV, "/w")
+
+
+def test_ssh_sends_each_of_10000_nodes_only_its_own_row() -> None:
+    nodes = [NodeSpec(f"host{index}", tuple(range(8))) for index in range(10000)]
+    commands = ssh_commands(nodes, node_argv, ENV, "/w")
+    assert "ACCEL_NODE_HOSTS=host9999 ACCEL_NODE_DEVICES=0,1,2,3,4,5,6,7" in commands[-1].argv[-1]
+    assert max(len(command.argv[-1]) for command in commands) < 400

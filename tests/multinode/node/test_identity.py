@@ -6,7 +6,7 @@ import pytest
 
 from launcher.multinode.errors import NodeIdentityError
 from launcher.multinode.node.identity import NodeIdentity, node_identity
-from launcher.multinode.node.table import node_table_env, parse_node_table
+from launcher.multinode.node.table import node_row_env, node_table_env, parse_node_table
 from launcher.multinode.head.selection import NodeSpec
 from launcher.multinode.node.slurm_nodelist import expand_nodelist
 
@@ -25,6 +25,13 @@ def test_nothing_known_gives_none() -> None:
 
 def test_ssh_override_gives_rank_master_and_devices() -> None:
     assert node_identity({**TABLE, "ACCEL_NODE_RANK": "1"}) == NodeIdentity(1, 2, "h1", "ACCEL_NODE_RANK", NODES[1])
+
+
+def test_an_ssh_node_with_only_its_own_row_and_the_count_gets_its_rank_count_and_devices() -> None:
+    environ = node_row_env(NODES, 1)
+    assert environ == {"ACCEL_NODE_HOSTS": "h2", "ACCEL_NODE_DEVICES": "0,2", "ACCEL_NODE_RANK": "1",
+                       "ACCEL_NODE_COUNT": "2"}
+    assert node_identity(environ) == NodeIdentity(1, 2, None, "ACCEL_NODE_RANK", NODES[1])
 
 
 def test_pdsh_override_finds_the_rank_by_host_name() -> None:
@@ -78,6 +85,21 @@ def test_openmpi_gives_rank_and_count_and_the_table_entry_by_rank() -> None:
         ({"OMPI_COMM_WORLD_RANK": "-1", "OMPI_COMM_WORLD_SIZE": "2"}, "OMPI_COMM_WORLD_RANK"),
         ({"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "2", "OMPI_COMM_WORLD_LOCAL_RANK": "1"},
          "OMPI_COMM_WORLD_LOCAL_RANK"),
+
+        # counts and ranks: ASCII digits only, and bounded (launcher.limits) before anything is expanded
+        ({**TABLE, "ACCEL_NODE_RANK": "\u0661"}, "ACCEL_NODE_RANK"),
+        ({**TABLE, "ACCEL_NODE_RANK": "99999999999999999999"}, "ACCEL_NODE_RANK"),
+        ({**TABLE, "ACCEL_NODE_DEVICES": "0,99999;1", "ACCEL_NODE_RANK": "0"}, "ACCEL_NODE_DEVICES"),
+        ({**TABLE, "ACCEL_NODE_DEVICES": "0,1_0;1", "ACCEL_NODE_RANK": "0"}, "ACCEL_NODE_DEVICES"),
+        ({"ACCEL_NODE_HOSTS": "h", "ACCEL_NODE_DEVICES": ",".join(["0"] * 4097), "ACCEL_NODE_RANK": "0"},
+         "ACCEL_NODE_DEVICES"),
+        ({**node_row_env(NODES, 1), "ACCEL_NODE_COUNT": "1"}, "ACCEL_NODE_RANK"),
+        ({**node_row_env(NODES, 1), "ACCEL_NODE_COUNT": "99999999999999999999"}, "ACCEL_NODE_COUNT"),
+        ({**TABLE, "ACCEL_NODE_RANK": "0", "ACCEL_NODE_COUNT": "2"}, "ACCEL_NODE_HOSTS"),
+        ({"SLURM_PROCID": "0", "SLURM_NTASKS": "99999999999999999999"}, "SLURM_NTASKS"),
+        ({"SLURM_PROCID": "\uff10", "SLURM_NTASKS": "1"}, "SLURM_PROCID"),
+        ({"SLURM_PROCID": "0", "SLURM_NTASKS": "1", "SLURM_JOB_NODELIST": "n[0-999999999]"}, "SLURM_JOB_NODELIST"),
+        ({"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "70000"}, "OMPI_COMM_WORLD_SIZE"),
     ],
 )
 def test_a_malformed_value_is_an_error_naming_the_variable(environ: dict, variable: str) -> None:
@@ -103,10 +125,16 @@ def test_slurm_host_lists_expand_in_order(nodelist: str, hosts: tuple[str, ...])
     assert expand_nodelist(nodelist) == hosts
 
 
-@pytest.mark.parametrize("nodelist", ["", "a,", "n[1-", "n]1[", "n[3-1]", "n[a-b]", "n[1-2-3]", "n[[1]]", "n[]", "a b"])
-def test_a_malformed_slurm_host_list_is_a_value_error(nodelist: str) -> None:
+@pytest.mark.parametrize("nodelist", ["", "a,", "n[1-", "n]1[", "n[3-1]", "n[a-b]", "n[1-2-3]", "n[[1]]", "n[]", "a b",
+                                      "n[0-999999999]", "n[0-65536]", "a[0-999]b[0-999]", "n[0-" + "9" * 5000 + "]",
+                                      "n[\u0661-\u0663]", "n[1_0]"])
+def test_a_malformed_or_too_long_slurm_host_list_is_a_value_error_before_any_range_is_expanded(nodelist: str) -> None:
     with pytest.raises(ValueError):
         expand_nodelist(nodelist)
+
+
+def test_a_host_list_of_exactly_the_most_nodes_expands() -> None:
+    assert len(expand_nodelist("n[1-65536]")) == 65536
 
 
 def test_slurm_and_openmpi_job_ids_are_the_default_rendezvous_id_of_every_node() -> None:

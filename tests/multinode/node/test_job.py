@@ -6,18 +6,20 @@ is re-rendered, nothing is resolved again, and the node table decides the node's
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from launcher.errors import ScriptNotFoundError
+from launcher.errors import LaunchError, ScriptNotFoundError
 from launcher.multinode.errors import NodeIdentityError
 from launcher.multinode.head.commands import node_job
 from launcher.multinode.head.selection import NodeSpec
 from launcher.multinode.node.job import NODE_JOB_VAR, read_node_job
-from launcher.multinode.node.table import node_table_env
+from launcher.multinode.node.table import node_row_env, node_table_env
 from launcher.prepare.config import JobConfig, LaunchOptions, Program, RunSettings
 from launcher.prepare.cpu_binding import CPU_BINDING_VAR
 from launcher.prepare.engine_options import EngineOptions
@@ -43,9 +45,11 @@ def test_the_job_survives_its_trip_as_json_unchanged(head_job: JobConfig) -> Non
     assert (head_job.nnodes, head_job.rdzv_endpoint, head_job.node_env) == ("2", "hosta:29500", {})
 
 
-def test_a_node_places_the_heads_job_without_resolving_anything_again(head_job: JobConfig, tmp_path: Path) -> None:
-    environ = {**node_table_env(NODES), "ACCEL_NODE_RANK": "1", "ACCEL_COMPILE_BACKEND": "inductor",
-               NODE_JOB_VAR: head_job.to_json()}
+@pytest.mark.parametrize("table", [{**node_table_env(NODES), "ACCEL_NODE_RANK": "1"}, node_row_env(NODES, 1)],
+                         ids=["whole-table", "own-row-as-ssh-sends-it"])
+def test_a_node_places_the_heads_job_without_resolving_anything_again(head_job: JobConfig, tmp_path: Path,
+                                                                        table: dict[str, str]) -> None:
+    environ = {**table, "ACCEL_COMPILE_BACKEND": "inductor", NODE_JOB_VAR: head_job.to_json()}
     placed = place_node_job(read_node_job(environ), environ, tmp_path).config
 
     assert placed.backend == head_job.backend  # the node's own ACCEL_COMPILE_BACKEND does not count
@@ -71,11 +75,45 @@ def test_a_node_whose_program_is_missing_there_is_refused(head_job: JobConfig, t
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize(("value", "expected"), [
     (None, "ACCEL_NODE_JOB='': not set: node launchers are started by accel-launch --hostfile"),
-    ('{"program": 1}', "ACCEL_NODE_JOB='{\"program\": 1}': not a job written by accel-launch --hostfile"),
+    ('{"program": 1}', "ACCEL_NODE_JOB='{\"program\": 1}': not a job written by accel-launch --hostfile "
+     "(the job.program must be an object)"),
+    ('{"settings": {"grace_period": NaN}}', "ACCEL_NODE_JOB='{\"settings\": {\"grace_period\": NaN}}': not a job "
+     "written by accel-launch --hostfile (the job.settings.grace_period must be a finite number, got nan)"),
 ])
 def test_a_node_launcher_without_a_job_from_its_head_says_so_in_one_line(value: str | None, expected: str,
                                                                         tmp_path: Path) -> None:
-    env = {"PATH": "/usr/bin:/bin", **({NODE_JOB_VAR: value} if value is not None else {})}
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+           **({NODE_JOB_VAR: value} if value is not None else {})}
     result = subprocess.run([sys.executable, "-m", "launcher.multinode.node"], cwd=tmp_path, env=env,
                             capture_output=True, text=True, timeout=50)
     assert (result.returncode, result.stderr) == (2, f"accel-launch: error: {expected}\n")
+
+
+@pytest.mark.parametrize(("path", "value", "fragment"), [
+    (("settings", "grace_period"), float("nan"), "the job.settings.grace_period must be a finite number, got nan"),
+    (("settings", "timeout"), float("inf"), "the job.settings.timeout must be a finite number, got inf"),
+    (("settings", "grace_period"), "5", "the job.settings.grace_period must be a number, got str"),
+    (("nproc_per_node",), True, "the job.nproc_per_node must be a whole number, got bool"),
+    (("settings", "engine", "monitor_interval"), float("-inf"), "monitor_interval must be a finite number"),
+    (("settings", "engine", "rdzv_conf"), {"join_timeout": 5}, "rdzv_conf['join_timeout'] must be text, got int"),
+    (("settings", "engine", "local_ranks_filter"), "0", "local_ranks_filter must be a list, got str"),
+    (("settings", "surprise"), 1, "the job.settings has no field 'surprise'"),
+    (("program", "args"), ["a\0b"], "the job.program.args[0] holds a NUL character"),
+    (("job_env",), {"A=B": "1"}, "its environment's 'A=B' is not a variable name"),
+    (("settings", "grace_period"), 1e9, "--grace-period: 1000000000.0 (at most 3600 seconds)"),
+    (("settings", "engine", "rdzv_conf"), {"join_timeout": "-5"}, "--rdzv-conf join_timeout: '-5'"),
+    (("settings", "engine", "role"), "a\nb", "--role: 'a\\nb' (holds the control character U+000A"),
+    (("settings", "engine", "event_log_handler"), "nosuchhandler", "--event-log-handler: 'nosuchhandler'"),
+])
+def test_a_node_refuses_a_job_whose_field_has_the_wrong_type_or_value_naming_the_field(
+    head_job: JobConfig, path: tuple[str, ...], value: object, fragment: str
+) -> None:
+    data = json.loads(head_job.to_json())
+    *parents, name = path
+    target = data
+    for parent in parents:
+        target = target[parent]
+    target[name] = value
+    with pytest.raises(LaunchError) as refused:
+        read_node_job({NODE_JOB_VAR: json.dumps(data)})
+    assert fragment in str(refused.value)

@@ -47,6 +47,7 @@ def run_two_nodes(tmp_path: Path, backends: tuple[str, str], hosting: str) -> li
     return results
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_two_nodes_with_the_same_backend_complete_the_rendezvous(tmp_path: Path) -> None:
     # The test hosts the store: in a real job the node launchers stay, here the peers exit at once.
@@ -56,6 +57,7 @@ def test_two_nodes_with_the_same_backend_complete_the_rendezvous(tmp_path: Path)
     assert {(result["world_size"], result["backend"]) for _, result in results} == {(2, "accel-c10d")}
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("hosting", ["test", "auto"])  # auto: a failing peer hosts the store, as in a real job
 def test_two_nodes_with_different_backends_both_fail_naming_both(tmp_path: Path, hosting: str) -> None:

@@ -1,0 +1,35 @@
+"""The click type of every integer flag: the launcher's one whole-number parser (`launcher.limits`), so that
+`٣`, `２`, `1_0`, `+1` and ` 1`, which click's `int` takes, are refused in one line like any other bad value.
+"""
+
+from __future__ import annotations
+
+import click
+
+from launcher.limits import NOT_A_NUMBER, CountError, Limit, integer, whole_number
+
+__all__ = ["Integer"]
+
+
+class Integer(click.ParamType):
+    """ASCII digits with an optional '-', at least `minimum` (when given) and within `limit` (when given)."""
+
+    name = "integer"
+
+    def __init__(self, minimum: int | None = None, limit: Limit | None = None, index: bool = False) -> None:
+        self.minimum, self.limit, self.index = minimum, limit, index
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        """The flag's text as an int; click's one-line usage error otherwise."""
+        source = param.opts[0] if param is not None and param.opts else "value"
+        try:
+            if self.limit is not None:
+                return whole_number(str(value), source, self.limit, self.minimum or 0, self.index)
+            number = integer(str(value), source)
+            if self.minimum is not None and number < self.minimum:
+                raise CountError(source, str(value), f"must be at least {self.minimum}")
+            return number
+        except CountError as exc:
+            if exc.expected == NOT_A_NUMBER:  # click's own words, and which digits count
+                self.fail(f"{exc.value!r} is not a valid integer (digits 0-9 only).", param, ctx)
+            self.fail(f"{exc.value!r}: {exc.expected}", param, ctx)

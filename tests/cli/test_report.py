@@ -1,0 +1,61 @@
+"""`accel-report` in-process (click's CliRunner): its usage errors are one line, and a launch it shows as
+refused ends in that launch's own error line and exit status 2, after the table."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from launcher.cli.report import report_command
+
+
+def _report(args: Sequence[str], monkeypatch: pytest.MonkeyPatch, cwd: Path) -> Result:
+    monkeypatch.chdir(cwd)
+    unset: dict[str, str | None] = {key: None for key in os.environ if key.startswith("ACCEL_")}
+    return CliRunner().invoke(report_command, list(args), env=unset, prog_name="accel-report")
+
+
+@pytest.mark.parametrize(("args", "fragment"), [
+    (["--nope"], "No such option '--nope'"),
+    (["--compile-backend"], "Option '--compile-backend' requires an argument"),
+    (["--env-file", "missing.env"], "env file missing.env: no such file"),
+    (["--ds-config", "a\nb.json"], "ds_config a\\nb.json (from --ds-config): no such file"),
+])
+def test_a_bad_report_argument_is_one_line_and_exit_2(args: list[str], fragment: str, monkeypatch: pytest.MonkeyPatch,
+                                                      tmp_path: Path) -> None:
+    result = _report(args, monkeypatch, tmp_path)
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr.splitlines() == [result.stderr.rstrip("\n")]
+    assert result.stderr.startswith("accel-report: error: ") and fragment in result.stderr
+
+
+def test_a_backend_a_launch_would_refuse_is_shown_refused_with_the_launchs_reason_and_exit_2(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    result = _report(["--compile-backend", "inductr"], monkeypatch, tmp_path)
+    assert result.exit_code == 2
+    assert "a launch here would use    : nothing: inductr (from --compile-backend) would be refused" in result.stdout
+    assert result.stderr.splitlines() == [result.stderr.rstrip("\n")]
+    assert result.stderr.startswith("accel-report: error: a launch here would be refused: compile backend 'inductr'")
+    assert "did you mean 'inductor'?" in result.stderr
+
+
+def test_a_backend_a_launch_would_use_is_shown_with_exit_0(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    result = _report(["--compile-backend", "eager"], monkeypatch, tmp_path)
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert "a launch here would use    : eager (from --compile-backend)" in result.stdout
+
+
+def test_a_removed_working_directory_is_one_line_for_the_report_too(monkeypatch: pytest.MonkeyPatch,
+                                                                   tmp_path: Path) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    result = CliRunner().invoke(report_command, [], prog_name="accel-report")
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr.startswith("accel-report: error: the working directory cannot be used")

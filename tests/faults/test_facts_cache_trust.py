@@ -1,0 +1,37 @@
+"""The node's facts cache is trusted only when it is the user's own: a planted backend list does not let a
+backend through the launcher or the ranks (the in-process cases: tests/resolve/test_node_facts_cache.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from dataclasses import asdict
+
+import pytest
+
+from accelerators.torch_build import torch_build
+from launcher.resolve import node_facts_cache as facts_cache
+
+from .jobs import assert_refused, script
+
+
+@pytest.mark.timeout(120)
+def test_a_world_writable_cache_with_a_planted_backend_does_not_let_that_backend_pass(run_job, figures, tmp_path):
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache"), "ACCEL_ACCELERATOR": "cpu"}
+    build = torch_build()
+    key = facts_cache.cache_key("cpu", asdict(build) if build is not None else None)
+    path = facts_cache.cache_file(facts_cache.cache_dir(env), key)
+    path.parent.mkdir(mode=0o700, parents=True)
+    path.write_text(json.dumps({"key": key, "supported_backends": ["eager", "inductor", "planted_backend"]}))
+    path.chmod(0o666)
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+
+    finished, job = run_job(["--compile-backend", "planted_backend", script("ok.py")], {**env, "TMPDIR": str(temp)})
+
+    assert_refused(finished, job, temp, ["compile backend 'planted_backend' (from --compile-backend)",
+                                         "is not supported on cpu"])
+    info = os.lstat(path)
+    assert stat.S_IMODE(info.st_mode) == 0o600 and "planted_backend" not in path.read_text()  # rebuilt, own
+    figures(status=finished.returncode, seconds=finished.seconds)
