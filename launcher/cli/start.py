@@ -1,38 +1,47 @@
-"""The console scripts' first code: the last resort is in place before the launcher's own imports.
+"""The console scripts' first code: every signal has its outcome before anything else is imported.
 
-`launcher.cli.command` imports click and the whole launcher (a tenth of a second and more); a Ctrl-C or
-SIGTERM in that time ends with one line and 128+N like any later one, never with a traceback.
+`launcher.cli.command` imports click and the whole launcher (a tenth of a second and more); a signal in that
+time has the outcome it has later (docs/RELIABILITY.md), never a traceback. What comes before this module's
+first line (the interpreter's own start and its site imports) is Python's: nothing of the launcher exists yet.
 """
 
 from __future__ import annotations
 
+import os
 import sys
-from pathlib import Path
+from collections.abc import Callable
 
-from launcher.cli.last_resort import run_last_resort
-from launcher.cli.std_streams import guard_std_streams
+from launcher.signal_rules import install_signal_rules
 
 __all__ = ["main", "report_main", "node_main"]
 
 
 def main() -> None:
     """Console script `accel-launch` (and `python -m launcher`); `accel-launch report` prints the report."""
-    guard_std_streams()
-    if sys.argv[1:2] == ["report"] and not Path("report").exists():
-        return run_last_resort(lambda: _report(sys.argv[2:]))
-    run_last_resort(_launch)
+    if sys.argv[1:2] == ["report"] and not os.path.exists("report"):
+        return _start(lambda: _report(sys.argv[2:]))
+    _start(_launch)
 
 
 def report_main() -> None:
     """Console script `accel-report`."""
-    guard_std_streams()
-    run_last_resort(lambda: _report(sys.argv[1:]))
+    _start(lambda: _report(sys.argv[1:]))
 
 
 def node_main() -> None:
     """`python -m launcher.multinode.node`: a node launcher that a hostfile launch's head started."""
+    _start(_node)
+
+
+def _start(entry: Callable[[], object]) -> None:
+    """The signal rules first (this module and theirs import only what the interpreter has loaded already),
+    then the guards on the standard streams and the last resort."""
+    install_signal_rules()
+    from launcher.cli.last_resort import run_last_resort
+    from launcher.cli.std_streams import guard_std_streams
+
     guard_std_streams()
-    run_last_resort(_node)
+    run_last_resort(entry)
 
 
 def _launch() -> None:

@@ -101,8 +101,21 @@ def _die_with_launcher() -> None:
 
 
 def _terminate_process_group(signum: int, _frame: object) -> None:
-    signal.signal(signum, signal.SIG_DFL)
+    """Take along every process this rank started, then end by the signal: its process group, and those below
+    it in a session of their own (`setsid`), which the group's signal would miss. The same signal again is
+    ignored meanwhile: Linux sends the parent-death signal once per thread of the dying launcher that the rank
+    is handed to, and a second one must not end the rank before its children."""
+    signal.signal(signum, signal.SIG_IGN)
+    import psutil  # only now: a rank's start does without it
+
+    for process in psutil.Process().children(recursive=True):
+        try:
+            process.send_signal(signum)
+        except psutil.Error:
+            pass
     os.killpg(os.getpgrp(), signum)
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
 
 
 if __name__ == "__main__":

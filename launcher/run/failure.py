@@ -8,7 +8,7 @@ from pathlib import Path
 
 from launcher.run.root_cause import RootCause, clip, read_error_file
 
-__all__ = ["RankFailure", "exit_status", "stopped_by", "tail_lines", "failure_from_engine", "VALIDATION_STATUS",
+__all__ = ["RankFailure", "exit_status", "tail_lines", "failure_from_engine", "VALIDATION_STATUS",
            "REFUSAL_PHRASE", "START_REFUSAL_PHRASE"]
 
 # The status the bootstrap exits with when a rank refuses the compile backend (a configuration error).
@@ -67,11 +67,6 @@ class RankFailure:
 def exit_status(exitcode: int) -> int:
     """A process's status as a shell shows it: 128+N for a signal N (Python gives it as -N)."""
     return 128 - exitcode if exitcode < 0 else exitcode
-
-
-def stopped_by(signum: int, what: str) -> tuple[int, str]:
-    """A launcher stopped by signal N: status 128+N, and `stopped by SIGTERM; every rank was stopped`."""
-    return 128 + signum, f"stopped by {signal.Signals(signum).name}; every {what} was stopped"
 
 
 def tail_lines(path: Path, count: int = _TAIL_LINES) -> tuple[str, ...]:

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import psutil
 
+from launcher.signal_rules import add_cleanup, signals_held
+
 __all__ = ["PREFIX", "make_private_folder", "sweep_dead_folders", "remove_own_folders"]
 
 PREFIX = "accel-launch-"
@@ -24,14 +26,16 @@ _own: list[Path] = []
 def make_private_folder() -> Path:
     """A fresh 0700 folder in the temp dir, marked with this process as its owner; dead owners' are swept."""
     sweep_dead_folders(Path(tempfile.gettempdir()))
-    path = Path(tempfile.mkdtemp(prefix=PREFIX))
-    _own.append(path)
+    add_cleanup(remove_own_folders)
+    with signals_held():  # a stop signal cannot come between the folder's making and its being known
+        path = Path(tempfile.mkdtemp(prefix=PREFIX))
+        _own.append(path)
     (path / _OWNER_FILE).write_text(_identity(psutil.Process()), encoding="ascii")
     return path
 
 
 def remove_own_folders() -> None:
-    """Remove the folders this process made (the last-resort path, when the normal end did not run)."""
+    """Remove the folders this process made (an immediate end: a stop signal before any rank, an internal error)."""
     while _own:
         shutil.rmtree(_own.pop(), ignore_errors=True)
 

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import logging
-import signal
+import time
 
 import psutil
 
 from launcher.prctl import PR_SET_CHILD_SUBREAPER, prctl
+from launcher.signal_rules import stop_hurried
 
 __all__ = ["become_subreaper", "sweep_descendants"]
 
 logger = logging.getLogger(__name__)
+_HURRY_CHECK_SECONDS = 0.05
 
 
 def become_subreaper() -> bool:
@@ -20,25 +22,20 @@ def become_subreaper() -> bool:
 
 
 def sweep_descendants(grace_seconds: float) -> list[int]:
-    """SIGTERM every process below this one, SIGKILL what outlives `grace_seconds`; return their pids.
-
-    Signals to the launcher are ignored meanwhile, so a second Ctrl-C cannot leave the sweep half done.
-    """
-    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
-    try:
-        leftovers = psutil.Process().children(recursive=True)
-        for process in leftovers:
-            _quietly(process.terminate)
-        _, alive = psutil.wait_procs(leftovers, timeout=grace_seconds)
-        for process in alive:
-            _quietly(process.kill)
-        psutil.wait_procs(alive, timeout=5)
-        if leftovers:
-            logger.info("stopped %d leftover processes: %s", len(leftovers), [p.pid for p in leftovers])
-        return [process.pid for process in leftovers]
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    """SIGTERM every process below this one, SIGKILL what outlives `grace_seconds`, or at once when a stop
+    signal comes meanwhile (launcher/signal_rules.py: it changes nothing else); return their pids."""
+    leftovers = psutil.Process().children(recursive=True)
+    for process in leftovers:
+        _quietly(process.terminate)
+    alive, deadline = leftovers, time.monotonic() + grace_seconds
+    while alive and not stop_hurried() and time.monotonic() < deadline:
+        _, alive = psutil.wait_procs(alive, timeout=min(_HURRY_CHECK_SECONDS, max(0.0, deadline - time.monotonic())))
+    for process in alive:
+        _quietly(process.kill)
+    psutil.wait_procs(alive, timeout=5)
+    if leftovers:
+        logger.info("stopped %d leftover processes: %s", len(leftovers), [p.pid for p in leftovers])
+    return [process.pid for process in leftovers]
 
 
 def _quietly(action) -> None:

@@ -13,6 +13,7 @@ import os
 import shutil
 import signal
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,9 +23,10 @@ from pathlib import Path
 from launcher.prepare.config import JobConfig
 from launcher.prepare.engine_options import parse_std
 from launcher.run.exit_order import ExitOrder
-from launcher.run.failure import RankFailure, exit_status, failure_from_engine, stopped_by, tail_lines
+from launcher.run.failure import RankFailure, exit_status, failure_from_engine, tail_lines
 from launcher.run.first_failure import first_failure, lost_peer_note
 from launcher.run.grace import bounded_stops
+from launcher.run.job_signals import ranks_running, received_signal
 from launcher.run.leftovers import make_private_folder
 from launcher.run.rank_command import rank_command
 from launcher.run.rank_env import LAUNCHER_PID_VAR
@@ -32,6 +34,7 @@ from launcher.run.rank_output import MARKER_TEMPLATE, prefix_template, rank_pref
 from launcher.run.reaper import become_subreaper, sweep_descendants
 from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, rendezvous, standalone_like
 from launcher.run.restarts import restart_environment
+from launcher.signal_rules import stop_outcome
 
 __all__ = ["JobOutcome", "run_job", "silence_engine_logs", "TIMEOUT_STATUS"]
 
@@ -74,14 +77,14 @@ def run_job(config: JobConfig) -> JobOutcome:
     order = ExitOrder()
     try:
         elastic = _elastic_config(config, log_root)
-        with (_deadline(settings.timeout), bounded_stops(settings.grace_period), order,
-              _prefixes(elastic.log_line_prefix_template, config)):
+        with (ranks_running(settings.engine.signals_to_handle), _deadline(settings.timeout),
+              bounded_stops(settings.grace_period), order, _prefixes(elastic.log_line_prefix_template, config)):
             launch_agent(elastic, command[0], command[1:])
         return JobOutcome(0)
     except ChildFailedError as exc:
         return _failed(exc, log_root, order, elastic.logs_specs)
     except SignalException as exc:
-        return JobOutcome(*stopped_by(int(exc.sigval), "rank"))
+        return JobOutcome(*stop_outcome(received_signal(exc), "every rank was stopped"))
     except JobTimeout:
         return JobOutcome(TIMEOUT_STATUS, f"the job ran past --timeout {settings.timeout:g}s; every rank was stopped")
     except BackendMismatchError as exc:
@@ -220,12 +223,18 @@ def _stderr_log(log_root: Path, local_rank: int) -> Path | None:
 
 @contextmanager
 def _deadline(seconds: float | None) -> Iterator[None]:
-    """Raise JobTimeout in the main thread after `seconds`; the agent then stops the ranks as on any error."""
+    """Raise JobTimeout in the main thread after `seconds`; the agent then stops the ranks as on any error.
+    A SIGALRM from outside, before the deadline, is the stop signal it is at any other time."""
     if seconds is None:
         yield
         return
+    deadline = time.monotonic() + seconds
 
-    def expire(_signum: int, _frame: object) -> None:
+    def expire(signum: int, frame: object) -> None:
+        if time.monotonic() < deadline:
+            if callable(previous):
+                previous(signum, frame)
+            return
         raise JobTimeout()
 
     previous = signal.signal(signal.SIGALRM, expire)

@@ -8,7 +8,6 @@ test leaves behind is killed at teardown, so a failing test cannot leak into the
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import time
 import uuid
@@ -203,6 +202,3 @@ def assert_refused(finished: Finished, job: Job, temp: Path, fragments: Sequence
     assert job.started_ranks() == {}
     assert launcher_leftovers(temp) == []
     assert wait_gone(job.marker, timeout=5) == []
-
-
-SIGNAL_STATUS = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}

@@ -13,7 +13,9 @@ import time
 import psutil
 import pytest
 
-from .jobs import SIGNAL_STATUS, describe, error_lines, script, wait_gone
+from launcher.signal_rules import FORWARDED, STOP, signal_name
+
+from .jobs import describe, error_lines, launcher_leftovers, script, wait_gone
 
 TWO = ["--nproc-per-node", "2"]
 
@@ -76,56 +78,90 @@ def test_a_rank_that_ignores_sigterm_is_killed_after_the_grace_period(start_job,
     figures(status=finished.returncode, seconds=finished.seconds, left_after=assert_nothing_left(job))
 
 
-@pytest.mark.timeout(240)
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
-def test_a_signal_to_the_launcher_stops_every_rank_with_128_plus_n(start_job, figures, sig):
-    job = start_job([*TWO, script("hang.py")])
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGALRM,
+                                 signal.SIGRTMIN + 3, signal.SIGUSR1, signal.SIGUSR2, signal.SIGPIPE, signal.SIGWINCH],
+                         ids=signal_name)
+def test_a_signal_to_a_running_launcher_has_its_one_outcome_and_leaves_nothing(start_job, figures, tmp_path, sig):
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    job = start_job([*TWO, script("signals.py")], {"TMPDIR": str(temp)})
     job.wait_started(2)
     sent = job.send(sig)
-    finished = job.finish(since=sent)
+    if sig not in STOP:
+        deadline = time.monotonic() + 20
+        while sig in FORWARDED and len(list(job.record_dir.glob(f"{signal_name(sig)}-*"))) < 2:
+            assert time.monotonic() < deadline, "the signal did not reach every rank"
+            time.sleep(0.05)
+        time.sleep(0.3)  # long enough for a wrong outcome (a stop, a dead rank) to show
+        assert job.proc.poll() is None, job.output()[1]
+        (job.record_dir / "release").touch()
+    finished = job.finish(timeout=60, since=sent)
 
-    assert finished.returncode == SIGNAL_STATUS[sig], finished.stderr
-    assert f"accel-launch: stopped by {sig.name}; every rank was stopped" in finished.stderr
     assert "Traceback" not in finished.stderr
-    assert finished.seconds < 20
+    ours = [line for line in finished.stderr.splitlines()
+            if line.startswith("accel-launch:") and not line.startswith("accel-launch: 2 rank(s)")]
+    if sig in STOP:
+        assert finished.returncode == 128 + sig, finished.stderr
+        assert ours == [f"accel-launch: stopped by {signal_name(sig)}; every rank was stopped"], finished.stderr
+        assert finished.seconds < 20
+    else:
+        assert finished.returncode == 0, finished.stderr
+        assert ours == [], finished.stderr
+        received = {path.name: path.read_text().count("received") for path in job.record_dir.glob("SIG*")}
+        expected = {f"{signal_name(sig)}-{rank}": 1 for rank in (0, 1)} if sig in FORWARDED else {}
+        assert received == expected
+    assert launcher_leftovers(temp) == []
     figures(status=finished.returncode, seconds=finished.seconds, left_after=assert_nothing_left(job))
 
 
-@pytest.mark.timeout(240)
-def test_sigint_twice_in_a_row_still_ends_cleanly_with_130(start_job, figures):
-    job = start_job([*TWO, script("hang.py")])
-    job.wait_started(2)
-    sent = job.send(signal.SIGINT)
-    time.sleep(0.05)
+@pytest.mark.timeout(120)
+def test_a_second_stop_signal_kills_what_is_left_at_once_and_the_first_names_the_outcome(start_job, figures):
+    job = start_job(["--grace-period", "60", script("ignore_term.py")])
+    job.wait_started(1)
+    sent = job.send(signal.SIGTERM)
+    time.sleep(0.5)
     job.send(signal.SIGINT)
     finished = job.finish(since=sent)
 
-    assert finished.returncode == 130, finished.stderr
+    assert finished.returncode == 143, finished.stderr
+    assert "accel-launch: stopped by SIGTERM; every rank was stopped" in finished.stderr
     assert "Traceback" not in finished.stderr
-    assert finished.seconds < 20
+    assert finished.seconds < 20  # not the 60 s grace period
     figures(status=finished.returncode, seconds=finished.seconds, left_after=assert_nothing_left(job))
 
 
+def alive(pid: int) -> bool:
+    """Whether `pid` is a running process (a zombie is not: it has ended and waits to be reaped)."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+GRANDCHILDREN = pytest.mark.parametrize("session", [[], ["--setsid"]], ids=["same-group", "own-session"])
+
+
 @pytest.mark.timeout(240)
-def test_sigkill_to_the_launcher_takes_its_ranks_and_their_children_along(start_job, figures):
-    job = start_job([*TWO, script("grandchild.py"), "hang"])
+@GRANDCHILDREN
+def test_sigkill_to_the_launcher_takes_its_ranks_and_their_children_along(start_job, figures, session):
+    job = start_job([*TWO, script("grandchild.py"), "hang", *session])
     grandchildren = [int(facts["grandchild"]) for facts in job.wait_started(2).values()]
     sent = job.send(signal.SIGKILL)
     job.finish(since=sent)
 
     gone_after = assert_nothing_left(job, timeout=10)
-    assert not any(psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-                   for pid in grandchildren)
+    assert not any(alive(pid) for pid in grandchildren)
     figures(status=-9, seconds=time.monotonic() - sent, left_after=gone_after)
 
 
 @pytest.mark.timeout(240)
-def test_a_grandchild_a_rank_left_running_is_gone_when_the_launch_ends(run_job, figures):
-    finished, job = run_job([script("grandchild.py")])
+@GRANDCHILDREN
+def test_a_grandchild_a_rank_left_running_is_gone_when_the_launch_ends(run_job, figures, session):
+    finished, job = run_job([script("grandchild.py"), *session])
 
     assert finished.returncode == 0, finished.stderr
-    grandchild = int(job.started_ranks()[0]["grandchild"])
-    assert not psutil.pid_exists(grandchild) or psutil.Process(grandchild).status() == psutil.STATUS_ZOMBIE
+    assert not alive(int(job.started_ranks()[0]["grandchild"]))
     figures(status=finished.returncode, seconds=finished.seconds, left_after=assert_nothing_left(job, timeout=0))
 
 

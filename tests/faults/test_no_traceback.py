@@ -1,4 +1,5 @@
-"""The launcher never ends in a traceback, and its own closed or broken stdout is not a job failure."""
+"""The launcher never ends in a traceback (a signal at any moment before or after the ranks included), and its
+own closed or broken stdout is not a job failure."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import time
 
 import pytest
 
-from .jobs import SIGNAL_STATUS, launcher_leftovers, script, wait_gone
+from launcher.signal_rules import FORWARDED, STOP, signal_name
+
+from .jobs import launcher_leftovers, script, wait_gone
 
 OK = script("ok.py")
 LAUNCHER = "os.execv(sys.executable, [sys.executable, '-m', 'launcher', *sys.argv[1:]])"
@@ -23,25 +26,32 @@ PLANTED_BUG = (sys.executable, "-c", "import sys; import launcher.run.spawn as s
                "spawn.sweep_descendants = broken\n"
                "sys.argv = ['accel-launch', *sys.argv[1:]]\n"
                "from launcher.cli.start import main\nmain()\n")
-# A pause planted after the private folder is made and before any rank starts (torch elastic's own signal
-# handlers are not installed yet); the file `paused` says the launcher is there.
-PLANTED_PAUSE = (sys.executable, "-c", "import os, pathlib, sys, time; import launcher.run.spawn as spawn\n"
-                 "original = spawn.rank_command\n"
-                 "def paused(config):\n"
-                 "    pathlib.Path(os.environ['RECORD_DIR'], 'paused').touch(); time.sleep(60)\n"
-                 "    return original(config)\n"
-                 "spawn.rank_command = paused\n"
-                 "sys.argv = ['accel-launch', *sys.argv[1:]]\n"
-                 "from launcher.cli.start import main\nmain()\n")
-# A pause planted in the launcher's first tenth of a second: while click is being imported.
-PAUSE_IN_IMPORTS = (sys.executable, "-c", "import os, pathlib, sys, time\n"
-                    "class Pause:\n"
+# A pause planted in the launcher: the file `paused` says the launcher is there, and it goes on once the test
+# writes `release` (or after 60 s).
+PAUSE = ("import os, pathlib, sys, time\n"
+         "def pause():\n"
+         "    pathlib.Path(os.environ['RECORD_DIR'], 'paused').touch(); deadline = time.monotonic() + 60\n"
+         "    while not pathlib.Path(os.environ['RECORD_DIR'], 'release').exists() and time.monotonic() < deadline:\n"
+         "        time.sleep(0.05)\n")
+MAIN = "sys.argv = ['accel-launch', *sys.argv[1:]]\nfrom launcher.cli.start import main\nmain()\n"
+# In the launcher's first tenth of a second: while click is being imported.
+PAUSE_IN_IMPORTS = (sys.executable, "-c", PAUSE + "class Pause:\n"
                     "    def find_spec(self, name, path=None, target=None):\n"
                     "        if name == 'click':\n"
-                    "            pathlib.Path(os.environ['RECORD_DIR'], 'paused').touch(); time.sleep(60)\n"
-                    "sys.meta_path.insert(0, Pause())\n"
-                    "sys.argv = ['accel-launch', *sys.argv[1:]]\n"
-                    "from launcher.cli.start import main\nmain()\n")
+                    "            pause()\n"
+                    "sys.meta_path.insert(0, Pause())\n" + MAIN)
+# After the private folder is made and before any rank starts (torch elastic's handlers not installed yet).
+PAUSE_BEFORE_THE_RANKS = (sys.executable, "-c", PAUSE + "import launcher.run.spawn as spawn\n"
+                          "original = spawn.rank_command\n"
+                          "spawn.rank_command = lambda config: (pause(), original(config))[1]\n" + MAIN)
+# After the job ended, before the end-of-job sweep.
+PAUSE_AFTER_THE_JOB = (sys.executable, "-c", PAUSE + "import launcher.run.spawn as spawn\n"
+                       "original = spawn.sweep_descendants\n"
+                       "spawn.sweep_descendants = lambda grace_seconds: (pause(), original(grace_seconds))[1]\n" + MAIN)
+MOMENTS = {"while-importing": PAUSE_IN_IMPORTS, "before-the-ranks": PAUSE_BEFORE_THE_RANKS,
+           "after-the-job": PAUSE_AFTER_THE_JOB}
+SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGALRM, signal.SIGRTMIN + 3,
+           signal.SIGUSR1]
 
 
 @pytest.mark.timeout(180)
@@ -109,26 +119,38 @@ def test_a_bug_of_ours_is_one_line_asking_for_a_report_and_the_private_folder_is
     figures(status=finished.returncode, seconds=finished.seconds)
 
 
-@pytest.mark.timeout(180)
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
-@pytest.mark.parametrize(("command", "folders"), [(PAUSE_IN_IMPORTS, 0), (PLANTED_PAUSE, 1)],
-                         ids=["while-importing", "before-the-ranks"])
-def test_a_signal_before_any_rank_starts_ends_with_128_plus_n_one_line_and_nothing_left(start_job, figures,
-                                                                                      tmp_path, sig, command,
-                                                                                      folders):
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(("moment", "sig"), [*((moment, sig) for moment in ("while-importing", "before-the-ranks")
+                                              for sig in SIGNALS),
+                                             *(("after-the-job", sig) for sig in (signal.SIGINT, signal.SIGUSR1))],
+                         ids=lambda value: value if isinstance(value, str) else signal_name(value))
+def test_a_signal_before_or_after_the_ranks_has_its_one_outcome_and_leaves_nothing(start_job, figures, tmp_path,
+                                                                                  moment, sig):
     temp = tmp_path / "tmp"
     temp.mkdir()
-    job = start_job([OK], {"TMPDIR": str(temp)}, command=command)
-    deadline = time.monotonic() + 120
+    job = start_job([script("ok.py")], {"TMPDIR": str(temp)}, command=MOMENTS[moment])
+    deadline = time.monotonic() + 60
     while not (job.record_dir / "paused").exists():
         assert job.proc.poll() is None and time.monotonic() < deadline, job.output()[1]
         time.sleep(0.05)
-    assert len(launcher_leftovers(temp)) == folders  # the private folder exists once the job is prepared
-    finished = job.finish(since=job.send(sig))
+    sent = job.send(sig)
+    if sig not in STOP or moment == "after-the-job":
+        time.sleep(0.3)  # long enough for a wrong outcome (a stop) to show
+        (job.record_dir / "release").touch()
+    finished = job.finish(timeout=60, since=sent)
 
-    assert finished.returncode == SIGNAL_STATUS[sig], finished.stderr
-    assert f"accel-launch: stopped by {sig.name}; no rank was left running" in finished.stderr
-    assert "Traceback" not in finished.stderr and "Aborted!" not in finished.stderr
-    assert job.started_ranks() == {}
+    assert "Traceback" not in finished.stderr
+    ours = [line for line in finished.stderr.splitlines()
+            if line.startswith("accel-launch:") and not line.startswith("accel-launch: 1 rank(s)")]
+    if sig in STOP and moment != "after-the-job":
+        assert finished.returncode == 128 + sig, finished.stderr
+        assert ours == [f"accel-launch: stopped by {signal_name(sig)}; no rank was left running"], finished.stderr
+        assert job.started_ranks() == {}
+    else:  # a stop signal after the job changes nothing; SIGUSR1 with no rank to receive it is not passed on
+        assert finished.returncode == 0, finished.stderr
+        note = f"accel-launch: note: {signal_name(sig)} came while no rank was running; it was not passed on"
+        assert ours == ([note] if sig in FORWARDED else []), finished.stderr
+        assert list(job.started_ranks()) == [0]
     assert launcher_leftovers(temp) == []
+    assert wait_gone(job.marker, timeout=5) == []
     figures(status=finished.returncode, seconds=finished.seconds)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import time
 from collections.abc import Sequence
 
 from launcher.multinode.head.runners import LaunchCommand
-from launcher.run.failure import exit_status, stopped_by
+from launcher.run.failure import exit_status
+from launcher.signal_rules import stop_action, stop_outcome
 
 __all__ = ["supervise"]
 
@@ -19,27 +19,21 @@ _POLL_SECONDS = 0.05
 def supervise(commands: Sequence[LaunchCommand], grace_seconds: float) -> tuple[int, str | None]:
     """Start every command (no shell), wait; returns (exit status, message for the user or None)."""
     received: list[int] = []
-
-    def on_signal(signum: int, _frame: object) -> None:
-        received.append(signum)
-
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     processes: list[subprocess.Popen] = []
-    try:
-        for command in commands:
-            processes.append(subprocess.Popen(command.argv, env={**os.environ, **command.env},
-                                              stdin=subprocess.PIPE))
-        return _wait(commands, processes, received, grace_seconds)
-    finally:
-        _stop(processes, grace_seconds)
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    with stop_action(received.append):  # every stop signal (launcher/signal_rules.py) stops every node
+        try:
+            for command in commands:
+                processes.append(subprocess.Popen(command.argv, env={**os.environ, **command.env},
+                                                  stdin=subprocess.PIPE))
+            return _wait(commands, processes, received, grace_seconds)
+        finally:
+            _stop(processes, grace_seconds)
 
 
 def _wait(commands, processes, received, grace_seconds) -> tuple[int, str | None]:
     while True:
         if received:
-            return stopped_by(received[0], "node")
+            return stop_outcome(received[0], "every node was stopped")
         running = False
         for command, process in zip(commands, processes):
             status = process.poll()

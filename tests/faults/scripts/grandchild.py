@@ -1,11 +1,13 @@
-"""A rank that starts a `sleep` grandchild (same process group), records its pid, then exits or hangs (argv[1])."""
+"""A rank that starts a `sleep` grandchild, records its pid, then exits or hangs (argv[1]).
+
+The grandchild is in the rank's process group, or with `--setsid` in a session of its own (as `setsid sleep`)."""
 
 import subprocess
 import sys
 
 from _rank import mark_started, sleep_forever
 
-child = subprocess.Popen(["sleep", "300"])
+child = subprocess.Popen(["sleep", "300"], start_new_session="--setsid" in sys.argv)
 mark_started(grandchild=child.pid)
-if sys.argv[1:] == ["hang"]:
+if "hang" in sys.argv[1:]:
     sleep_forever()

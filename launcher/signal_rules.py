@@ -1,0 +1,173 @@
+"""One outcome for every catchable signal to the launcher, from its first line to its last.
+
+The table is in docs/RELIABILITY.md ("Every signal has one outcome"):
+
+- stop (every signal whose default is to end the process, but for the crash signals below): the job
+  stops with one line and exit 128+N. How depends on the moment, which the launcher sets as it goes: before
+  any rank can exist, the launcher undoes what it made and exits at once (`stop_now`); while the engine runs
+  the ranks, the signal is raised into the engine, which stops every rank within --grace-period; once the
+  launcher is stopping the ranks, a further stop signal cuts the grace period short (SIGKILL to what is left)
+  and changes nothing else.
+- forward (SIGUSR1, SIGUSR2): sent on to every running rank's own process; the job goes on.
+- ignore (SIGPIPE, SIGXFSZ, as in every Python program): an output that cannot be written never ends the job.
+- default: job control, SIGCHLD, SIGURG, SIGWINCH, and the signals of a crash of the launcher itself
+  (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS) keep the meaning they had.
+
+A stop or forwarded signal the launcher was started with ignored (nohup's SIGHUP, a background job's SIGINT)
+stays ignored. This module is the launcher's first import: it imports only small standard modules.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+
+__all__ = ["STOP", "FORWARDED", "IGNORED", "DEFAULT", "install_signal_rules", "stop_action", "forward_action",
+           "set_stop_action", "stop_now", "hurry_stop", "stop_hurried", "add_cleanup", "clean_up", "signals_held",
+           "signal_name", "stop_outcome"]
+
+S = signal.Signals
+FORWARDED = frozenset({S.SIGUSR1, S.SIGUSR2})
+IGNORED = frozenset({S.SIGPIPE, S.SIGXFSZ})
+DEFAULT = frozenset({S.SIGTSTP, S.SIGTTIN, S.SIGTTOU, S.SIGCONT, S.SIGCHLD, S.SIGURG, S.SIGWINCH,
+                     S.SIGSEGV, S.SIGBUS, S.SIGFPE, S.SIGILL, S.SIGABRT, S.SIGTRAP, S.SIGSYS})
+STOP = frozenset(signal.valid_signals() - FORWARDED - IGNORED - DEFAULT - {S.SIGKILL, S.SIGSTOP})
+
+StopAction = Callable[[int], None]
+ForwardAction = Callable[[int], int]  # sends the signal on; returns to how many ranks
+
+
+def stop_now(signum: int) -> None:
+    """Before any rank can exist: undo what the launcher made, say so in one line, exit 128+N."""
+    clean_up()
+    status, message = stop_outcome(signum, "no rank was left running")
+    _write_line(f"accel-launch: {message}")
+    os._exit(status)
+
+
+def hurry_stop(_signum: int) -> None:
+    """Once the launcher is stopping the ranks: what is left is killed at once; the outcome stays as it is."""
+    _Now.hurried = True
+
+
+def stop_hurried() -> bool:
+    """Whether a stop signal came while the launcher was already stopping the ranks."""
+    return _Now.hurried
+
+
+def _to_nobody(_signum: int) -> int:
+    return 0
+
+
+class _Now:
+    """What a signal does now: set as the launcher goes from preparing to running to ending."""
+
+    stop: StopAction = stop_now
+    forward: ForwardAction = _to_nobody
+    stop_instead: frozenset[int] = frozenset()
+    hurried: bool = False
+    started_ignored: frozenset[int] | None = None
+    cleanups: list[Callable[[], None]] = []
+
+
+def install_signal_rules(signals: Iterable[int] | None = None) -> None:
+    """Give every stop and forwarded signal its handler (those the launcher was started with ignored stay
+    ignored) and ignore SIGPIPE and SIGXFSZ; or, given `signals`, put back the rules for those only (after
+    torch elastic put handlers of its own in their place)."""
+    if _Now.started_ignored is None:
+        _Now.started_ignored = frozenset(sig for sig in STOP | FORWARDED if signal.getsignal(sig) == signal.SIG_IGN)
+    for sig in STOP | FORWARDED | IGNORED if signals is None else signals:
+        if sig in IGNORED or sig in _Now.started_ignored:
+            _set(sig, signal.SIG_IGN)
+        elif sig in STOP or sig in FORWARDED:
+            _set(sig, _on_signal)
+
+
+def set_stop_action(action: StopAction) -> None:
+    """From now on a stop signal does `action`."""
+    _Now.stop = action
+
+
+@contextmanager
+def stop_action(action: StopAction) -> Iterator[None]:
+    """Within the block a stop signal does `action`; after it, what it did before."""
+    previous = _Now.stop
+    _Now.stop = action
+    try:
+        yield
+    finally:
+        _Now.stop = previous
+
+
+@contextmanager
+def forward_action(action: ForwardAction, stop_instead: Iterable[int] = ()) -> Iterator[None]:
+    """Within the block SIGUSR1 and SIGUSR2 go to `action` (those in `stop_instead`, which the user named
+    in --signals-to-handle, stop the job as torchrun does); outside it no rank runs to receive them."""
+    _Now.forward, _Now.stop_instead = action, frozenset(stop_instead)
+    try:
+        yield
+    finally:
+        _Now.forward, _Now.stop_instead = _to_nobody, frozenset()
+
+
+def add_cleanup(cleanup: Callable[[], None]) -> None:
+    """Have an immediate end (a stop signal before any rank, or an internal error) run `cleanup`."""
+    if cleanup not in _Now.cleanups:
+        _Now.cleanups.append(cleanup)
+
+
+def clean_up() -> None:
+    """Run every cleanup; one that fails does not keep the others from running."""
+    for cleanup in _Now.cleanups:
+        try:
+            cleanup()
+        except Exception:  # noqa: BLE001  (ending anyway: undo what can be undone)
+            pass
+
+
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """Hold stop signals back for a few statements that must not be cut in two (no process may start here:
+    a child would inherit the mask)."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _on_signal(signum: int, _frame: object) -> None:
+    if signum in STOP or signum in _Now.stop_instead:
+        _Now.stop(signum)
+    elif _Now.forward(signum) == 0:
+        _write_line(f"accel-launch: note: {signal_name(signum)} came while no rank was running; it was not passed on")
+
+
+def _set(sig: int, handler: object) -> None:
+    try:
+        signal.signal(sig, handler)
+    except (OSError, ValueError):  # a signal this system does not let a program handle
+        pass
+
+
+def signal_name(signum: int) -> str:
+    """SIGTERM, or SIGRTMIN+3 for a real-time signal (which has no name of its own)."""
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"SIGRTMIN+{signum - signal.SIGRTMIN}"
+
+
+def stop_outcome(signum: int, what: str) -> tuple[int, str]:
+    """A launcher stopped by signal N: status 128+N, and `stopped by SIGTERM; <what>`."""
+    return 128 + signum, f"stopped by {signal_name(signum)}; {what}"
+
+
+def _write_line(line: str) -> None:
+    """One line on stderr, straight to the descriptor: safe however the interrupted code left sys.stderr."""
+    try:
+        os.write(2, (line + "\n").encode("utf-8", "replace"))
+    except OSError:
+        pass
