@@ -68,7 +68,7 @@ _OPTIONS = [
                  help="Copy stderr lines containing any of these to a file."),
     click.option(*both("local-addr"), "local_addr", metavar="ADDR", help="This node's address for the rendezvous."),
     click.option(*both("signals-to-handle"), "signals_to_handle", default="SIGTERM,SIGINT,SIGHUP,SIGQUIT",
-                 show_default=True, help="Signals the launcher passes on to the ranks."),
+                 show_default=True, help="Stop signals that reach the ranks as they are (others as SIGTERM)."),
     click.option(*both("shutdown-timeout"), "shutdown_timeout", type=Integer(0), metavar="SECONDS",
                  help="torchrun's name for --grace-period."),
     click.option(*both("virtual-local-rank"), "virtual_local_rank", is_flag=True,
