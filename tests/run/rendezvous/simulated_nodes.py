@@ -7,7 +7,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import timedelta
@@ -17,7 +17,7 @@ from torch.distributed import TCPStore
 from launcher.run.rendezvous.backend_agreement import agree
 from launcher.run.rendezvous.backend_claims import BackendClaim
 
-__all__ = ["CountingStore", "Outcome", "SimulatedNodes", "claims_with_one_differing"]
+__all__ = ["CountingStore", "Outcome", "SimulatedNodes", "all_at_once", "claims_with_one_differing"]
 
 _CONNECTING = 256  # clients connected at once: a connect can stall for seconds naming its own address
 
@@ -97,11 +97,9 @@ class SimulatedNodes:
         world_size = world_size or len(claims)
         results: list[str | None] = [None] * len(claims)
         calls_before = [store.calls for store in self.stores]
-        start = threading.Barrier(len(claims) + 1)
 
         def node(rank: int) -> None:
             store = self.stores[rank]
-            start.wait()
             try:
                 agree(store, rank, world_size, claims[rank], timeout)
             except Exception as exc:  # every error is an outcome the caller asserts on
@@ -109,16 +107,27 @@ class SimulatedNodes:
             if rank == self._host:
                 store.leave()
 
-        threads = [threading.Thread(target=node, args=(rank,)) for rank in range(len(claims))]
-        for thread in threads:
-            thread.start()
-        start.wait()
-        began = time.perf_counter()
-        for thread in threads:
-            thread.join()
-        seconds = time.perf_counter() - began
+        seconds = all_at_once(len(claims), node)
         calls = [store.calls - before for store, before in zip(self.stores, calls_before)]
         return Outcome(results, calls[:len(claims)], seconds)
+
+
+def all_at_once(count: int, work: Callable[[int], None]) -> float:
+    """Run `work(0)` ... `work(count - 1)` in threads released together; the seconds until the last ends."""
+    start = threading.Barrier(count + 1)
+
+    def released(index: int) -> None:
+        start.wait()
+        work(index)
+
+    threads = [threading.Thread(target=released, args=(index,)) for index in range(count)]
+    for thread in threads:
+        thread.start()
+    start.wait()
+    began = time.perf_counter()
+    for thread in threads:
+        thread.join()
+    return time.perf_counter() - began
 
 
 def _free_port() -> int:
