@@ -1,7 +1,7 @@
 """What grows with the node count: the backend agreement, torch's c10d rendezvous, the hostfile, the head's
 fan-out, and node launchers on loopback against torchrun. Run by hand, never in CI:
 
-    .venv/bin/python bench/bench_scale.py                       # about 10 minutes on 2 cores
+    .venv/bin/python bench/bench_scale.py                       # about 10 minutes on 2 quiet cores
     .venv/bin/python bench/bench_scale.py --only agreement,hostfile --no-write
     .venv/bin/python bench/bench_scale.py --runs 1 --loopback 2,4   # fewer repeats, fewer sizes
 
@@ -26,7 +26,7 @@ import scale_cases  # noqa: E402  (after the path and the log level)
 from measure import machine, table  # noqa: E402
 
 READING = HERE / "SCALE-READING.md"  # what the curves say: kept apart, so that a rerun keeps it
-SECTIONS = ("agreement", "torch-rdzv", "hostfile", "fan-out", "loopback")
+SECTIONS = ("torch-rdzv", "agreement", "hostfile", "fan-out", "loopback")  # torch first: 4,096 threads linger
 
 
 def markdown(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -49,11 +49,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default=",".join(SECTIONS), help=f"Comma-separated, from: {', '.join(SECTIONS)}.")
     parser.add_argument("--agreement", default="64,256,1024,4096", help="Simulated node counts for the agreement.")
-    parser.add_argument("--torch-rdzv", default="8,32,128", help="Simulated node counts for torch's c10d rendezvous.")
+    parser.add_argument("--torch-rdzv", default="8,32,64,128", help="Simulated node counts for torch's c10d rendezvous.")
     parser.add_argument("--hostfile", default="1000,10000,100000", help="Hostfile line counts.")
     parser.add_argument("--fan-out", type=int, default=1000, help="Hosts for the head's fan-out.")
     parser.add_argument("--loopback", default="2,4,8,16", help="Node launcher counts on loopback.")
-    parser.add_argument("--runs", type=int, default=3, help="Runs per contender on loopback (interleaved).")
+    parser.add_argument("--runs", type=int, default=2, help="Runs per contender on loopback (interleaved).")
     parser.add_argument("--timeout", type=float, default=60, help="Seconds before one hostfile or rendezvous "
                         "measurement is stopped and shown as a lower bound.")
     parser.add_argument("--no-write", action="store_true", help="Print only; leave bench/RESULTS-scale.md as it is.")
