@@ -1,10 +1,12 @@
 """Rendezvous handlers `accel-c10d` and `accel-static`: torch's `c10d` and `static`, plus a check that
 every node launcher resolved the same compile backend, made between the node launchers (not the ranks).
 
-After the inner handler's `next_rendezvous`, each node writes its `BackendClaim` into the round's store
-under its rendezvous rank and reads every other node's. When they differ, every node raises
-`BackendMismatchError`, which names both backends, hosts and sources; before raising it waits (briefly)
-until every node has read all claims, so that the node hosting the store does not leave first.
+After the inner handler's `next_rendezvous`, the nodes agree in a few store calls each, however many
+they are (docs/ARCHITECTURE.md): node 0 publishes its `BackendClaim`; every other node compares its own
+with it and, on a difference, writes the one line naming both; each node counts itself in with one `add`,
+and the last one in writes the verdict that the others wait for. On a mismatch every node raises
+`BackendMismatchError` with that line, and first waits (up to the timeout) until every node has read
+the verdict, so that the node hosting the store does not leave first.
 
 The node's claim comes from the rendezvous configuration (`rdzv_configs` of the launch config):
 `accel_backend`, `accel_backend_source`, `accel_host`. The inner handler is made with the node's
@@ -37,8 +39,8 @@ __all__ = ["BackendMismatchError", "AgreeingRendezvousHandler", "agree", "regist
 
 CLAIM_KEYS = ("accel_backend", "accel_backend_source", "accel_host")
 AGREEMENT_TIMEOUT = timedelta(seconds=60)
-_CLAIM = "accel/compile_backend/{}"
-_READ = "accel/compile_backend_read/{}"
+_ARRIVALS = "accel/agreement/arrivals"
+_AGREED = b"agreed"
 
 
 class ArrivalsTimeoutError(RendezvousTimeoutError):
@@ -53,19 +55,63 @@ class BackendMismatchError(RendezvousError):
 
 
 def agree(store: Store, rank: int, world_size: int, claim: BackendClaim, timeout: timedelta) -> None:
-    """Publish `claim` as node `rank`, read all `world_size` claims, raise when the backends differ."""
-    store.set(_CLAIM.format(rank), claim.encode())
-    keys = [_CLAIM.format(other) for other in range(world_size)]
-    store.wait(keys, timeout)
-    message = disagreement([BackendClaim.decode(store.get(key)) for key in keys])
+    """Agree with the other nodes on `claim` as node `rank` of `world_size`; raise when a backend differs.
+
+    At most 7 store calls per node when all agree (10 when not). A static rendezvous hands every round the
+    same store, so each agreement gets its own keys from the count of arrivals (`world_size` per round).
+    """
+    generation = (store.add(_ARRIVALS, 1) - 1) // world_size
+    key = f"accel/agreement/{generation}/{{}}".format
+    message = None
+    if rank == 0:
+        store.set(key("claim0"), claim.encode())
+    else:
+        _wait(store, key("claim0"), timeout, "node 0's claim")
+        message = disagreement(BackendClaim.decode(store.get(key("claim0"))), rank, claim)
+        if message is not None:
+            store.set(key("mismatch"), message.encode())
+    if store.add(key("in"), 1) == world_size:
+        if message is None and store.check([key("mismatch")]):
+            message = store.get(key("mismatch")).decode()
+        store.set(key("verdict"), _AGREED if message is None else message.encode())
+    else:
+        _wait(store, key("verdict"), timeout, f"all {world_size} nodes count in", key("in"))
+        verdict = store.get(key("verdict"))
+        message = None if verdict == _AGREED else verdict.decode()
     if message is None:
         return
-    store.set(_READ.format(rank), b"1")
+    _leave_together(store, key("read"), key("all_read"), world_size, timeout)
+    raise BackendMismatchError(message)
+
+
+def _wait(store: Store, key: str, timeout: timedelta, what: str, counter: str | None = None) -> None:
+    """Wait for `key`; when `timeout` runs out, raise saying `what` was awaited (and `counter`'s count)."""
     try:
-        store.wait([_READ.format(other) for other in range(world_size)], timeout)
+        store.wait([key], timeout)
+    except RuntimeError:  # DistStoreError included: the wait ran out, or the store is gone
+        counted = f" ({_count(store, counter)} did)" if counter is not None else ""
+        raise RendezvousTimeoutError(
+            f"the backend agreement did not see {what} within {timeout.total_seconds():g} s{counted}"
+        ) from None
+
+
+def _count(store: Store, counter: str) -> str:
+    """The counter's value, or words for when the store cannot be read."""
+    try:
+        return str(store.add(counter, 0))
+    except RuntimeError:
+        return "an unknown number"
+
+
+def _leave_together(store: Store, read: str, all_read: str, world_size: int, timeout: timedelta) -> None:
+    """Count this node as having read the verdict; wait until every node has (the store's host included)."""
+    try:
+        if store.add(read, 1) == world_size:
+            store.set(all_read, b"1")
+        else:
+            store.wait([all_read], timeout)
     except RuntimeError:  # DistStoreError included: a peer that hosted the store may be gone already
         pass
-    raise BackendMismatchError(message)
 
 
 class AgreeingRendezvousHandler(RendezvousHandler):

@@ -6,7 +6,6 @@ Torch-free; `backend_agreement` carries these claims between the node launchers 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 __all__ = ["BackendClaim", "disagreement"]
@@ -31,13 +30,10 @@ class BackendClaim:
         return cls(str(fields["backend"]), str(fields["source"]), str(fields["host"]))
 
 
-def disagreement(claims: Sequence[BackendClaim]) -> str | None:
-    """None when every node (index = rendezvous rank) resolved the same backend, else the one-line why."""
-    first = claims[0]
-    other = next(((rank, claim) for rank, claim in enumerate(claims) if claim.backend != first.backend), None)
-    if other is None:
+def disagreement(first: BackendClaim, rank: int, claim: BackendClaim) -> str | None:
+    """None when node `rank`'s claim has node 0's backend (`first`), else the one line that names both."""
+    if claim.backend == first.backend:
         return None
-    rank, claim = other
     return (
         f"the nodes resolved different compile backends: node 0 on {first.host} has {first.backend!r} "
         f"(from {first.source}), node {rank} on {claim.host} has {claim.backend!r} (from {claim.source}); "

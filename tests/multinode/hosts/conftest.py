@@ -1,4 +1,4 @@
-"""Session fixtures: two real hosts (network + UTS namespaces, an sshd each), removed at the end of the
+"""Session fixtures: four real hosts (network + UTS namespaces, an sshd each), removed at the end of the
 session, at exit, and swept on the next run if this one is killed; and a Slurm cluster on them."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from tests.multinode.hosts.slurm_cluster import Slurm, slurm_missing, start_slur
 
 @pytest.fixture(scope="session")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    """hosta (198.18.7.1) and hostb (198.18.7.2); a skip on a machine that cannot create namespaces."""
+    """hosta (198.18.7.1) to hostd (198.18.7.4); a skip on a machine that cannot create namespaces."""
     why_not = namespaces_possible()
     if why_not is not None:
         pytest.skip(why_not)

@@ -1,5 +1,6 @@
-"""Real hosts on one machine: each a network namespace (own address on a veth link, own loopback), a UTS
-namespace (own hostname) and an sshd with keys made for this run.
+"""Real hosts on one machine: each a network namespace (own address on a veth link to a switch, own
+loopback), a UTS namespace (own hostname) and an sshd with keys made for this run. The switch is a bridge
+in a namespace of its own.
 
 Addresses come from the benchmarking range 198.18.0.0/15 and exist only inside the namespaces made here;
 nothing is routed anywhere else. Namespaces are named `accelhost-<pid>-<letter>`, so a later run can sweep
@@ -22,6 +23,7 @@ import psutil
 
 PREFIX = "accelhost-"
 SUBNET = "198.18.7"
+LETTERS = "abcd"  # four hosts: hosta at 198.18.7.1 ... hostd at .4
 AS_HOST = Path(__file__).resolve().parent / "as_host.py"
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
 _LIFELONG_HELPERS = (": slurmscriptd",)  # children a daemon keeps for its whole life
@@ -76,10 +78,11 @@ class Host:
 
 @dataclass
 class Cluster:
-    """Two hosts joined by one link, with the ssh key and the accel-launch flags that reach their sshds."""
+    """Four hosts joined by a switch, with the ssh key and the accel-launch flags that reach their sshds."""
 
     hosts: list[Host]
     folder: Path
+    switch: str
     _port: int = 29500
 
     def next_port(self) -> int:
@@ -139,16 +142,16 @@ def sweep_stale() -> None:
 
 
 def make_cluster(folder: Path) -> Cluster:
-    """Two hosts, hosta at 198.18.7.1 and hostb at .2, each with an sshd on port 22."""
+    """Four hosts, hosta at 198.18.7.1 to hostd at .4, each with an sshd on port 22."""
     folder.mkdir(parents=True, exist_ok=True)
     for key in ("host_key", "user_key"):
         subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(folder / key)], check=True)
     shutil.copy(folder / "user_key.pub", folder / "authorized_keys")
     hosts = [Host(f"{PREFIX}{os.getpid()}-{letter}", f"{SUBNET}.{index}", f"host{letter}")
-             for index, letter in ((1, "a"), (2, "b"))]
-    cluster = Cluster(hosts, folder)
+             for index, letter in enumerate(LETTERS, start=1)]
+    cluster = Cluster(hosts, folder, f"{PREFIX}{os.getpid()}-switch")
     try:
-        _link(hosts, f"ah{os.getpid() % 100000}")
+        _link(hosts, cluster.switch, f"ah{os.getpid() % 100000}")
         Path("/run/sshd").mkdir(exist_ok=True)
         for host in hosts:
             host.spawn([SSHD, "-D", "-e", "-f", str(_sshd_config(folder, host))])
@@ -161,7 +164,7 @@ def make_cluster(folder: Path) -> Cluster:
 
 
 def remove_cluster(cluster: Cluster) -> None:
-    """Stop every process on the hosts and delete their namespaces (and with them the link)."""
+    """Stop every process on the hosts and delete their namespaces and the switch's (and with them the links)."""
     for host in cluster.hosts:
         for daemon in host.daemons:
             if daemon.poll() is None:
@@ -173,17 +176,21 @@ def remove_cluster(cluster: Cluster) -> None:
                 daemon.kill()
                 daemon.wait()
         _remove(host.netns)
+    _remove(cluster.switch)
 
 
-def _link(hosts: list[Host], stem: str) -> None:
-    """A namespace per host, loopback up, and a veth pair between the two with their addresses."""
-    for host in hosts:
+def _link(hosts: list[Host], switch: str, stem: str) -> None:
+    """A namespace per host, loopback up, and a veth pair from each to a bridge in the `switch` namespace."""
+    subprocess.run(["ip", "netns", "add", switch], check=True)
+    _in_netns(switch, "ip", "link", "add", "br0", "type", "bridge")
+    _in_netns(switch, "ip", "link", "set", "br0", "up")
+    for host, letter in zip(hosts, LETTERS):
         subprocess.run(["ip", "netns", "add", host.netns], check=True)
         _in(host, "ip", "link", "set", "lo", "up")
-    ends = [f"{stem}a", f"{stem}b"]
-    subprocess.run(["ip", "link", "add", ends[0], "netns", hosts[0].netns, "type", "veth", "peer", "name", ends[1],
-                    "netns", hosts[1].netns], check=True)
-    for host, end in zip(hosts, ends):
+        end, port = f"{stem}{letter}", f"{stem}s{letter}"
+        subprocess.run(["ip", "link", "add", end, "netns", host.netns, "type", "veth", "peer", "name", port,
+                        "netns", switch], check=True)
+        _in_netns(switch, "ip", "link", "set", port, "master", "br0", "up")
         _in(host, "ip", "addr", "add", f"{host.addr}/24", "dev", end)
         _in(host, "ip", "link", "set", end, "up")
 
@@ -210,7 +217,11 @@ def _wait_port(host: Host, port: int) -> None:
 
 
 def _in(host: Host, *argv: str) -> None:
-    subprocess.run(["ip", "netns", "exec", host.netns, *argv], check=True)
+    _in_netns(host.netns, *argv)
+
+
+def _in_netns(netns: str, *argv: str) -> None:
+    subprocess.run(["ip", "netns", "exec", netns, *argv], check=True)
 
 
 def _our_namespaces() -> list[str]:

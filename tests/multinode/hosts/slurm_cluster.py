@@ -1,4 +1,4 @@
-"""A real Slurm cluster on the two hosts of `hosts.Cluster`: one munged (its own key and socket), slurmctld
+"""A real Slurm cluster on the first two hosts of `hosts.Cluster` (`slurm_hosts`): one munged (its own key and socket), slurmctld
 on hosta, a slurmd on each host, private state and spool folders, ports 16817/16818 inside the namespaces.
 
 Clients (sbatch, srun, squeue, scancel) find it through SLURM_CONF. The hosts' names resolve inside the
@@ -15,8 +15,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.multinode.hosts.hosts import Cluster
+from tests.multinode.hosts.hosts import Cluster, Host
 
+SLURM_NODES = 2
 PROGRAMS = ("munged", "slurmctld", "slurmd", "srun", "sbatch", "squeue", "scancel", "sinfo")
 
 
@@ -38,12 +39,17 @@ def slurm_missing() -> str | None:
     return f"needs {', '.join(missing)} (Debian's slurm-wlm and munge, installed by .ci/run)" if missing else None
 
 
+def slurm_hosts(cluster: Cluster) -> list[Host]:
+    """The hosts Slurm runs on: the first two, hosta with slurmctld."""
+    return cluster.hosts[:SLURM_NODES]
+
+
 def start_slurm(cluster: Cluster, folder: Path) -> Slurm:
     """Start munged, slurmctld and both slurmds; wait until both nodes are idle."""
     folder.mkdir(parents=True, exist_ok=True)
     folder.chmod(0o700)
     hosts_file = folder / "hosts"
-    hosts_file.write_text("127.0.0.1 localhost\n" + "".join(f"{h.addr} {h.name}\n" for h in cluster.hosts))
+    hosts_file.write_text("127.0.0.1 localhost\n" + "".join(f"{h.addr} {h.name}\n" for h in slurm_hosts(cluster)))
     key = folder / "munge.key"
     key.write_bytes(os.urandom(1024))
     key.chmod(0o400)
@@ -57,18 +63,18 @@ def start_slurm(cluster: Cluster, folder: Path) -> Slurm:
                  f"--seed-file={folder / 'munged.seed'}"], log=folder / "munged.out")
     _wait(lambda: socket_path.exists(), "munged did not start", folder)
     hosta.spawn(["slurmctld", "-D", "-i"], str(hosts_file), env, folder / "slurmctld.out")
-    for host in cluster.hosts:
+    for host in slurm_hosts(cluster):
         host.spawn(["slurmd", "-D", "-N", host.name], str(hosts_file), env, folder / f"slurmd-{host.name}.out")
-    _wait(lambda: _idle(cluster, slurm) == len(cluster.hosts), "the slurmds did not register", folder)
+    _wait(lambda: _idle(cluster, slurm) == SLURM_NODES, "the slurmds did not register", folder)
     return slurm
 
 
 def _write_conf(cluster: Cluster, folder: Path, socket_path: Path) -> Path:
-    for sub in ("state", *(f"spool-{host.name}" for host in cluster.hosts)):
+    for sub in ("state", *(f"spool-{host.name}" for host in slurm_hosts(cluster))):
         (folder / sub).mkdir()
-    names = ",".join(host.name for host in cluster.hosts)
+    names = ",".join(host.name for host in slurm_hosts(cluster))
     nodes = "".join(f"NodeName={host.name} NodeAddr={host.addr} CPUs={os.cpu_count()} State=UNKNOWN\n"
-                    for host in cluster.hosts)
+                    for host in slurm_hosts(cluster))
     conf = folder / "slurm.conf"
     conf.write_text(
         f"ClusterName=accelhosts\nSlurmctldHost={cluster.hosts[0].name}({cluster.hosts[0].addr})\n"

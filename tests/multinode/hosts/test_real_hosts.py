@@ -35,7 +35,7 @@ def launch_on_a(cluster: Cluster, tmp_path: Path, args: list[str], env: dict[str
 
 def assert_one_job_across_both_hosts(cluster: Cluster, records: dict[int, dict]) -> None:
     """Three ranks, two on hosta and one on hostb, one all_reduce, the store on hosta's routable address."""
-    hosta, hostb = cluster.hosts
+    hosta, hostb = cluster.hosts[:2]
     assert sorted(records) == [0, 1, 2]
     assert {record["sum"] for record in records.values()} == {1.0 + 2 + 3}
     layout = sorted((r["host"], r["env"]["GROUP_RANK"], r["env"]["LOCAL_RANK"], r["env"]["LOCAL_WORLD_SIZE"])
@@ -52,6 +52,28 @@ def test_an_ssh_hostfile_launch_runs_one_job_across_two_hosts(cluster: Cluster, 
     assert done.returncode == 0, done.stderr
     assert_one_job_across_both_hosts(cluster, records)
     assert {record["env"]["ACCEL_COMPILE_BACKEND"] for record in records.values()} == {"eager"}
+
+
+@pytest.mark.timeout(200)
+def test_an_ssh_hostfile_launch_with_c10d_runs_one_job_across_four_hosts_one_rank_each(
+        cluster: Cluster, tmp_path: Path) -> None:
+    hostfile = tmp_path / "hostfile"
+    hostfile.write_text("".join(f"{host.addr} slots=1\n" for host in cluster.hosts))
+    records = tmp_path / "records"
+    records.mkdir()
+    argv = [sys.executable, "-m", "launcher", "--hostfile", str(hostfile), "--rdzv-backend", "c10d",
+            "--rdzv-timeout", "60", *cluster.ssh_flags, "--export", "RECORD_DIR", str(ALLREDUCE)]
+    done = subprocess.run(cluster.hosts[0].argv(argv), cwd=tmp_path, capture_output=True, text=True, timeout=150,
+                          env=clean_environ({"RECORD_DIR": str(records)}))
+    assert done.returncode == 0, done.stderr
+    found = [json.loads(path.read_text()) for path in records.glob("rank-*.json")]
+    assert {record["sum"] for record in found} == {1.0 + 2 + 3 + 4}
+    group_ranks = {r["host"]: r["env"]["GROUP_RANK"] for r in found}  # c10d numbers the later nodes as they come
+    assert sorted(group_ranks) == ["hosta", "hostb", "hostc", "hostd"] and group_ranks["hosta"] == "0"
+    assert sorted(group_ranks.values()) == ["0", "1", "2", "3"]
+    assert {(r["env"]["LOCAL_WORLD_SIZE"], r["env"]["WORLD_SIZE"]) for r in found} == {("1", "4")}
+    assert {record["env"]["MASTER_ADDR"] for record in found} == {cluster.hosts[0].addr}
+    assert cluster.wait_quiet() == {}
 
 
 @pytest.mark.timeout(200)
@@ -104,7 +126,7 @@ def test_an_unreachable_host_stops_the_job_naming_that_host(cluster: Cluster, tm
 
 @pytest.mark.timeout(200)
 def test_a_killed_node_launcher_on_hostb_stops_the_job_on_both_hosts(cluster: Cluster, tmp_path: Path) -> None:
-    hosta, hostb = cluster.hosts
+    hosta, hostb = cluster.hosts[:2]
     hostfile = tmp_path / "hostfile"
     hostfile.write_text(f"{hosta.addr} slots=1\n{hostb.addr} slots=1\n")
     argv = [sys.executable, "-m", "launcher", "--hostfile", str(hostfile), "--master-port", str(cluster.next_port()),
