@@ -14,9 +14,11 @@ def main() -> None:
     tag = args[args.index("--tag") + 1] if "--tag" in args else "rank"
     if "--say" in args:
         text = args[args.index("--say") + 1]
-        print(f"{text} out {os.environ['RANK']}", flush=True)
-        print(f"{text} err {os.environ['RANK']}", file=sys.stderr, flush=True)
-        print(f"[rank{os.environ['RANK']}]:{text} torch", file=sys.stderr, flush=True)
+        # One write per line: the ranks run unbuffered (PYTHONUNBUFFERED=1, as under torchrun), where print()
+        # writes the text and its newline apart, and two ranks sharing the terminal could interleave them.
+        sys.stdout.write(f"{text} out {os.environ['RANK']}\n")
+        sys.stderr.write(f"{text} err {os.environ['RANK']}\n")
+        sys.stderr.write(f"[rank{os.environ['RANK']}]:{text} torch\n")
     record = {"env": dict(os.environ), "affinity": sorted(os.sched_getaffinity(0)), "argv": sys.argv}
     path = os.path.join(os.environ["RECORD_DIR"], f"{tag}-{os.environ['RANK']}.json")
     with open(path, "w", encoding="utf-8") as handle:
