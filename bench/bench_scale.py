@@ -50,7 +50,7 @@ def main() -> None:
     parser.add_argument("--only", default=",".join(SECTIONS), help=f"Comma-separated, from: {', '.join(SECTIONS)}.")
     parser.add_argument("--agreement", default="64,256,1024,4096", help="Simulated node counts for the agreement.")
     parser.add_argument("--torch-rdzv", default="8,32,64,128", help="Simulated node counts for torch's c10d rendezvous.")
-    parser.add_argument("--hostfile", default="1000,10000,100000", help="Hostfile line counts.")
+    parser.add_argument("--hostfile", default="1000,10000,65536", help="Hostfile line counts.")
     parser.add_argument("--fan-out", type=int, default=1000, help="Hosts for the head's fan-out.")
     parser.add_argument("--loopback", default="2,4,8,16", help="Node launcher counts on loopback.")
     parser.add_argument("--runs", type=int, default=2, help="Runs per contender on loopback (interleaved).")

@@ -127,7 +127,10 @@ def accel_launch(script: str, script_args: tuple[str, ...], module: bool, no_pyt
 
             commands = hostfile_commands(hosts, job.config, dict(os.environ), cwd)
             if not dry_run:
+                from launcher.multinode.head.supervise import make_room_for
+
                 _check_runner_found(commands, runner.lower())
+                make_room_for(commands)
         else:
             commands = None
             if not dry_run:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from launcher.errors import FileLineError, LaunchError
 
-__all__ = ["MultinodeError", "HostfileError", "SelectionError", "RemoteEnvError", "NodeIdentityError"]
+__all__ = ["MultinodeError", "HostfileError", "SelectionError", "RemoteEnvError", "NodeIdentityError",
+           "OpenFilesError"]
 
 
 class MultinodeError(LaunchError, ValueError):
@@ -43,3 +44,13 @@ class NodeIdentityError(MultinodeError):
     def __init__(self, variable: str, value: str, expected: str) -> None:
         self.variable, self.value, self.expected = variable, value, expected
         super().__init__(f"{variable}={value!r}: {expected}")
+
+
+class OpenFilesError(MultinodeError):
+    """More runner processes than this process may hold open files for, even at its hard limit."""
+
+    def __init__(self, processes: int, needed: int, hard_limit: int) -> None:
+        self.processes, self.needed, self.hard_limit = processes, needed, hard_limit
+        super().__init__(f"starting {processes} runner processes needs {needed} open files, and this shell allows "
+                         f"at most {hard_limit} (ulimit -Hn); raise the limit, or use --launcher pdsh, openmpi or "
+                         "slurm, which start the nodes from one process")

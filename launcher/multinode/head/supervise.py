@@ -3,17 +3,32 @@
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import time
 from collections.abc import Sequence
 
+from launcher.multinode.errors import OpenFilesError
 from launcher.multinode.head.runners import LaunchCommand
 from launcher.run.failure import exit_status
 from launcher.signal_rules import stop_action, stop_outcome
 
-__all__ = ["supervise"]
+__all__ = ["supervise", "make_room_for"]
 
 _POLL_SECONDS = 0.05
+_SPARE_FILES = 64  # the launcher's own: its streams, a Popen's short-lived pipes, its modules
+
+
+def make_room_for(commands: Sequence[LaunchCommand]) -> None:
+    """Raise this process's soft limit on open files so that every runner process (one pipe each) fits,
+    up to the hard limit; OpenFilesError, before anything starts, when even that is too low."""
+    needed = len(commands) + _SPARE_FILES
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft >= needed:
+        return
+    if hard != resource.RLIM_INFINITY and hard < needed:
+        raise OpenFilesError(len(commands), needed, hard)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
 
 
 def supervise(commands: Sequence[LaunchCommand], grace_seconds: float) -> tuple[int, str | None]:
