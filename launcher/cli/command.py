@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import click
 
 from launcher.cli.dropin import ETCD_BACKENDS, MPI_RUNNERS, translate
-from launcher.cli.numbers import Integer
+from launcher.cli.numbers import Integer, Seconds
 from launcher.cli.one_line import OneLineCommand, fail
 from launcher.cli.peer_flags import PEER_NAMES, both, peer_options
 from launcher.errors import FlagConflictError, LaunchError
@@ -66,9 +66,9 @@ _CONTEXT = {"allow_interspersed_args": False, "help_option_names": ["-h", "--hel
 @click.option(*both("env-file"), "env_file", metavar="PATH",
               help="Variables for the job; the process environment wins. Default: ./.env if present.")
 @click.option(*both("log-dir"), "log_dir", metavar="DIR", help="Keep every rank's stdout and stderr under DIR.")
-@click.option(*both("grace-period"), "grace_period", type=click.FloatRange(min=0), default=5.0, show_default=True,
+@click.option(*both("grace-period"), "grace_period", type=Seconds(min=0), default=5.0, show_default=True,
               help="Seconds ranks get after SIGTERM before SIGKILL.")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+@click.option("--timeout", type=Seconds(min=0, min_open=True), metavar="SECONDS",
               help="Stop the whole job after this many seconds (exit 124).")
 @click.option(*both("dry-run"), "dry_run", is_flag=True, help="Print the resolved plan and start nothing.")
 @click.option("-v", "--verbose", is_flag=True, help="Show the launcher's and torch elastic's logs.")

@@ -1,5 +1,7 @@
-"""The click type of every integer flag: the launcher's one whole-number parser (`launcher.limits`), so that
-`٣`, `２`, `1_0`, `+1` and ` 1`, which click's `int` takes, are refused in one line like any other bad value.
+"""The click types of every number flag. Integers go through the launcher's one whole-number parser
+(`launcher.limits`), so that `٣`, `２`, `1_0`, `+1` and ` 1`, which click's `int` takes, are refused in one line
+like any other bad value; numbers of seconds are written with ASCII characters only, for the same reason
+(Python's `float()` takes `٣` and `1_0` too).
 """
 
 from __future__ import annotations
@@ -8,7 +10,7 @@ import click
 
 from launcher.limits import NOT_A_NUMBER, CountError, Limit, integer, whole_number
 
-__all__ = ["Integer"]
+__all__ = ["Integer", "Seconds"]
 
 
 class Integer(click.ParamType):
@@ -33,3 +35,13 @@ class Integer(click.ParamType):
             if exc.expected == NOT_A_NUMBER:  # click's own words, and which digits count
                 self.fail(f"{exc.value!r} is not a valid integer (digits 0-9 only).", param, ctx)
             self.fail(f"{exc.value!r}: {exc.expected}", param, ctx)
+
+
+class Seconds(click.FloatRange):
+    """A click FloatRange whose text holds no other script's digits, no '_' and no surrounding spaces."""
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        """The flag's text as a float within the range; click's one-line usage error otherwise."""
+        if isinstance(value, str) and (not value.isascii() or "_" in value or value != value.strip()):
+            self.fail(f"{value!r} is not a valid number (digits 0-9 only).", param, ctx)
+        return super().convert(value, param, ctx)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import click
 
-from launcher.cli.numbers import Integer
+from launcher.cli.numbers import Integer, Seconds
 
 __all__ = ["both", "peer_options", "REFUSED", "PEER_NAMES"]
 
@@ -47,7 +47,7 @@ _OPTIONS = [
     click.option("--standalone", is_flag=True, help="One node: rendezvous on a free port with a fresh run id."),
     click.option(*both("rdzv-conf"), "rdzv_conf", default="", metavar="K=V,...",
                  help="Extra rendezvous settings, e.g. join_timeout=600."),
-    click.option(*both("monitor-interval"), "monitor_interval", type=float, default=0.1, show_default=True,
+    click.option(*both("monitor-interval"), "monitor_interval", type=Seconds(), default=0.1, show_default=True,
                  help="Seconds between the engine's checks of the ranks."),
     click.option(*both("start-method"), "start_method", type=click.Choice(["spawn", "fork", "forkserver"]),
                  default="spawn", show_default=True, help="Only spawn: every rank is a fresh interpreter."),
