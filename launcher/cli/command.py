@@ -95,8 +95,8 @@ _CONTEXT = {"allow_interspersed_args": False, "help_option_names": ["-h", "--hel
 @click.argument("script", metavar="SCRIPT")
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
 def accel_launch(script: str, script_args: tuple[str, ...], module: bool, no_python: bool, dry_run: bool,
-                 verbose: bool, quiet: bool, log_level: str | None, hostfile: str | None, include: str, exclude: str, num_nodes: int, num_gpus: int,
-                 runner: str, exports: tuple[str, ...], ssh_port: int | None, ssh_options: tuple[str, ...],
+                 verbose: bool, quiet: bool, log_level: str | None, hostfile: str | None, include: str, exclude: str,
+                 num_nodes: int, num_gpus: int, runner: str, exports: tuple[str, ...], ssh_port: int | None, ssh_options: tuple[str, ...],
                  **options: object) -> None:
     """Launch SCRIPT on every rank with one validated torch.compile backend.
 

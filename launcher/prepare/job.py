@@ -192,9 +192,9 @@ def _local_slots(selection: LocalSelection | None, accelerator: AcceleratorFacts
 
 def _binding(bind_cores: str | None, nproc: int, environ: dict[str, str]) -> dict[str, str]:
     """--bind_cores_to_rank / --bind_core_list: each local rank's share of the cores, for the ranks."""
-    available = os.sched_getaffinity(0)
     if bind_cores is None:
         return {}
+    available = os.sched_getaffinity(0)
     cores = parse_core_list(bind_cores) if bind_cores else tuple(sorted(available))
     return binding_env(split_cores(cores, nproc, available, bind_cores), environ)
 
