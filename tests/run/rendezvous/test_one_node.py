@@ -40,8 +40,9 @@ def test_the_registered_handler_gives_ranks_the_local_address_else_this_hosts_na
 
     register_one_node()
     register_one_node()  # idempotent: one launcher may run more than one job in tests
-    given = RendezvousParameters(ONE_NODE_BACKEND, "127.0.0.1:0", "run", 1, 1, local_addr="127.0.0.1", timeout=5)
-    standalone = RendezvousParameters(ONE_NODE_BACKEND, "127.0.0.1:0", "run", 1, 1, timeout=5)
+    # The store's own connect may stall 5 s on this machine (seen once in ten runs); its timeout leaves room to retry.
+    given = RendezvousParameters(ONE_NODE_BACKEND, "127.0.0.1:0", "run", 1, 1, local_addr="127.0.0.1", timeout=30)
+    standalone = RendezvousParameters(ONE_NODE_BACKEND, "127.0.0.1:0", "run", 1, 1, timeout=30)
     addresses = [rendezvous_handler_registry.create_handler(params).next_rendezvous().bootstrap_store_info.master_addr
                  for params in (given, standalone)]
     assert addresses == ["127.0.0.1", socket.getfqdn()]
