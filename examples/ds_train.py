@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import os
+import sys
 
 import deepspeed
 import torch
@@ -25,6 +26,13 @@ def parse_args() -> argparse.Namespace:
     return deepspeed.add_config_arguments(parser).parse_args()
 
 
+def say(line: str) -> None:
+    """Print one line in one write: ranks run unbuffered (PYTHONUNBUFFERED=1 is common), where print() writes
+    the text and its newline apart and two ranks sharing the terminal could splice their lines together."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 def main() -> None:
     args = parse_args()
     torch.manual_seed(0)
@@ -35,8 +43,8 @@ def main() -> None:
         rank, world = dist.get_rank(), dist.get_world_size()
         # engine.compile() without arguments compiles with its `backend` default, bound when DeepSpeed was imported.
         used = inspect.signature(engine.compile).parameters["backend"].default
-        print(f"rank {rank}/{world}: DeepSpeed's engine.compile() used backend {used!r} "
-              f"(from {os.environ.get('ACCEL_COMPILE_BACKEND_SOURCE', 'unknown')})", flush=True)
+        say(f"rank {rank}/{world}: DeepSpeed's engine.compile() used backend {used!r} "
+            f"(from {os.environ.get('ACCEL_COMPILE_BACKEND_SOURCE', 'unknown')})")
         generator = torch.Generator().manual_seed(1000 + rank)
         batch = engine.train_micro_batch_size_per_gpu()
         for step in range(1, args.steps + 1):
@@ -49,7 +57,7 @@ def main() -> None:
                 averaged = loss.detach().clone()
                 dist.all_reduce(averaged)
                 if rank == 0:
-                    print(f"step {step}: loss {averaged.item() / world:.4f}", flush=True)
+                    say(f"step {step}: loss {averaged.item() / world:.4f}")
     finally:
         dist.destroy_process_group()
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 import torch
 import torch.distributed as dist
@@ -31,6 +32,13 @@ def synthetic_batch(generator: torch.Generator, batch_size: int, device: torch.d
     return inputs, targets
 
 
+def say(line: str) -> None:
+    """Print one line in one write: ranks run unbuffered (PYTHONUNBUFFERED=1 is common), where print() writes
+    the text and its newline apart and two ranks sharing the terminal could splice their lines together."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 def main() -> None:
     args = parse_args()
     from accelerators import get_accelerator
@@ -50,8 +58,8 @@ def main() -> None:
         optimizer = torch.optim.SGD(ddp.parameters(), lr=args.lr)
         generator = torch.Generator().manual_seed(1000 + rank)
         backend = torch.compiler.get_default_backend() if hasattr(torch.compiler, "get_default_backend") else "inductor"
-        print(f"rank {rank}/{world}: compile backend {backend!r} "
-              f"(from {os.environ.get('ACCEL_COMPILE_BACKEND_SOURCE', 'unknown')}) on {device}", flush=True)
+        say(f"rank {rank}/{world}: compile backend {backend!r} "
+            f"(from {os.environ.get('ACCEL_COMPILE_BACKEND_SOURCE', 'unknown')}) on {device}")
         for step in range(1, args.steps + 1):
             inputs, targets = synthetic_batch(generator, args.batch_size, device)
             loss = nn.functional.mse_loss(compiled(inputs), targets)
@@ -62,7 +70,7 @@ def main() -> None:
                 averaged = loss.detach().clone()
                 dist.all_reduce(averaged)
                 if rank == 0:
-                    print(f"step {step}: loss {averaged.item() / world:.4f}", flush=True)
+                    say(f"step {step}: loss {averaged.item() / world:.4f}")
     finally:
         dist.destroy_process_group()
 

@@ -68,7 +68,7 @@ def test_the_example_trains_on_two_ranks_with_inductor(launch: Launcher) -> None
                      "--steps", "6"], timeout=280)
     assert result.returncode == 0, result.stderr
     used = [line for line in result.stdout.splitlines() if "compile backend" in line]
-    assert sorted(line.split(":")[0] for line in used) == ["rank 0/2", "rank 1/2"]
+    assert sorted(line.split(":")[0] for line in used) == ["rank 0/2", "rank 1/2"], result.stdout
     assert all("'inductor' (from --compile-backend)" in line for line in used)
     losses = [float(line.rsplit(" ", 1)[1]) for line in result.stdout.splitlines() if line.startswith("step ")]
     assert len(losses) == 2 and losses[1] < losses[0]
