@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from accelerators import backends
 from accelerators.backend_requirements import package_installed
 from accelerators.errors import UnsupportedBackendError
-from accelerators.explain import explain_unsupported, is_import_path
-from accelerators.import_path import ImportPathError, resolve_import_path
+from accelerators.explain import explain_unsupported
+from accelerators.import_path import ImportPathError, is_import_path, resolve_import_path
 
 if TYPE_CHECKING:
     from accelerators.torch_build import TorchBuild

@@ -9,11 +9,6 @@ from accelerators.backend_requirements import requirement_problem
 from accelerators.errors import UnsupportedBackendError
 
 
-def is_import_path(backend: str) -> bool:
-    """True when `backend` reads as an import path ('pkg.mod:fn' or 'pkg.mod.fn') rather than a name."""
-    return "." in backend or ":" in backend
-
-
 def _non_ascii_note(name: str) -> str:
     """A note naming the first non-ASCII character of `name`, or '' when it is all ASCII."""
     for char in name:
