@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from accelerators.abstract import Accelerator
+from accelerators.accelerator import Accelerator
 
 
 class CPUAccelerator(Accelerator):

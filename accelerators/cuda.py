@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from accelerators.abstract import Accelerator
+from accelerators.accelerator import Accelerator
 from accelerators.torch_build import TorchBuild
 
 

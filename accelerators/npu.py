@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from accelerators.abstract import Accelerator, import_if_installed
+from accelerators.accelerator import Accelerator
+from accelerators.packages import import_if_installed
 
 
 class NPUAccelerator(Accelerator):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from accelerators import registry
-from accelerators.abstract import Accelerator
+from accelerators.accelerator import Accelerator
 from accelerators.detect import detect_accelerator, detect_from_build
 from accelerators.torch_build import torch_build
 from launcher.resolve.node_facts import accelerator_facts
@@ -46,7 +46,7 @@ def fakedev(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[dict[st
 
     if EXCLUSIVE not in torch._dynamo.list_backends(exclude_tags=()):
         torch._dynamo.register_backend(compiler_fn=lambda gm, example_inputs: gm.forward, name=EXCLUSIVE)
-    monkeypatch.setattr(registry, "ACCELERATORS", (FakeDevAccelerator, *registry.ACCELERATORS))
+    monkeypatch.setattr(registry, "ACCELERATORS", {"fakedev": FakeDevAccelerator, **registry.ACCELERATORS})
     yield {"XDG_CACHE_HOME": str(tmp_path)}
 
 

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import importlib
 import logging
 from collections.abc import Callable
-from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from accelerators import backends
-from accelerators.backend_requirements import package_installed
 from accelerators.errors import UnsupportedBackendError
-from accelerators.explain import explain_unsupported
 from accelerators.import_path import ImportPathError, is_import_path, resolve_import_path
+from accelerators.packages import package_installed
 
 if TYPE_CHECKING:
     from accelerators.torch_build import TorchBuild
@@ -20,17 +17,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Backend = str | Callable[..., Any]
-
-
-def import_if_installed(package: str, module: str) -> ModuleType | None:
-    """`module` imported when top-level `package` is installed (looked up first, so absence costs nothing)."""
-    if not package_installed(package):
-        return None
-    try:
-        return importlib.import_module(module)
-    except Exception as exc:  # a broken vendor install must not break detection
-        log.warning("%s is installed but importing %s failed: %s", package, module, exc)
-        return None
 
 
 class Accelerator:
@@ -132,11 +118,11 @@ class Accelerator:
                 raise UnsupportedBackendError(
                     backend, self.name, self.supported_compile_backends(), exc.reason
                 ) from None
-        error = explain_unsupported(backend, self.name, self.supported_compile_backends())
+        error = backends.explain_unsupported(backend, self.name, self.supported_compile_backends())
         if error is not None and backend and backend == backend.strip():
             # Registered after the list was cached? Walk the live registry once more before refusing.
             self._supported = backends.runnable_backends(self.name)
-            error = explain_unsupported(backend, self.name, self._supported)
+            error = backends.explain_unsupported(backend, self.name, self._supported)
         if error is not None:
             raise error
         return backend
