@@ -2,7 +2,8 @@
 
 `torch._dynamo` is imported only when the registry is walked (`registered_backends`); the judgement of a name
 (`requirement_problem`, `explain_unsupported`) is pure and torch-free, so the launcher and every rank share it.
-The devices a backend needs come from each accelerator's `exclusive_backends`; the packages from the table below.
+What a backend needs comes from the accelerator classes: the devices that claim it (`exclusive_backends`), and
+the package it needs on the device at hand (`backend_packages`).
 """
 
 from __future__ import annotations
@@ -13,20 +14,9 @@ from collections.abc import Sequence
 
 from accelerators.errors import UnsupportedBackendError
 from accelerators.packages import package_installed
-from accelerators.registry import claimants
+from accelerators.registry import accelerator_class, claimants
 
 log = logging.getLogger(__name__)
-
-# Backends that dynamo lists even when the package that implements them is not installed.
-PACKAGE_NEEDED: dict[str, str] = {
-    "tvm": "tvm",
-    "openxla": "torch_xla",
-    "openxla_eval": "torch_xla",
-    "ipex": "intel_extension_for_pytorch",
-    "tensorrt": "torch_tensorrt",
-    "torch_tensorrt": "torch_tensorrt",
-    "onnxrt": "onnxruntime",
-}
 
 MINIFIER_BACKENDS: frozenset[str] = frozenset({"dynamo_minifier_backend", "dynamo_accuracy_minifier_backend"})
 TESTING_ONLY_SUFFIX = "_TESTING_ONLY"
@@ -60,7 +50,7 @@ def requirement_problem(name: str, device: str) -> str | None:
     devices = claimants(name)
     if devices and device not in devices:
         return f"runs only on {', '.join(devices)}"
-    package = PACKAGE_NEEDED.get(name)
+    package = accelerator_class(device).backend_packages.get(name)
     if package is not None and not package_installed(package):
         return f"needs the package '{package}', which is not installed"
     return None

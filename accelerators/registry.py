@@ -37,3 +37,8 @@ def accelerator_class(name: str) -> type[Accelerator]:
 def claimants(backend: str) -> tuple[str, ...]:
     """The accelerators that claim `backend` as theirs alone; empty when any device may run it."""
     return tuple(name for name, cls in ACCELERATORS.items() if backend in cls.exclusive_backends)
+
+
+def nproc_words() -> dict[str, type[Accelerator]]:
+    """torchrun's device words for `--nproc-per-node` ('gpu', 'xpu', 'cpu'), each with the accelerator it counts."""
+    return {cls.nproc_word: cls for cls in ACCELERATORS.values() if cls.nproc_word is not None}

@@ -13,6 +13,7 @@ class XPUAccelerator(Accelerator):
     default_compile_backend = "inductor"
     communication_backend = "xccl"
     visible_devices_env = "ZE_AFFINITY_MASK"
+    nproc_word = "xpu"
 
     @classmethod
     def ruled_out(cls, build: TorchBuild) -> bool:

@@ -32,7 +32,6 @@ from dataclasses import asdict
 from pathlib import Path
 
 from accelerators import Accelerator, backends, registry
-from accelerators.backends import PACKAGE_NEEDED
 from accelerators.packages import package_installed
 from accelerators.torch_build import TorchBuild
 from launcher.resolve.entry_points import entry_point_pairs
@@ -179,8 +178,7 @@ def _node_lock(path: Path) -> Iterator[None]:
 
 def _vendor_packages() -> list[str]:
     """Packages that bring a device and its backends, or without which a listed backend is refused."""
-    devices = (cls.package for cls in registry.ACCELERATORS.values() if cls.package is not None)
-    return sorted({*devices, *PACKAGE_NEEDED.values()})
+    return sorted({package for cls in registry.ACCELERATORS.values() for package in cls.packages()})
 
 
 def _distribution_version(name: str) -> str | None:

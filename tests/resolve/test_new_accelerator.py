@@ -17,6 +17,7 @@ from launcher.resolve.node_check import check_backend
 from launcher.errors import BackendRefusedError
 from launcher.cli.report import report_rows
 from launcher.resolve.backend import ResolvedBackend
+from tests.launches import RECORD_RANK, CliRunnerFn
 
 EXCLUSIVE = "fakedev_graphs"
 
@@ -29,6 +30,7 @@ class FakeDevAccelerator(Accelerator):
     communication_backend = "gloo"
     visible_devices_env = "FAKEDEV_VISIBLE_DEVICES"
     exclusive_backends = (EXCLUSIVE,)
+    nproc_word = "fakedev"
 
     @classmethod
     def is_available(cls) -> bool:
@@ -73,3 +75,13 @@ def test_the_report_lists_the_new_device(fakedev, tmp_path: Path) -> None:
     assert rows["accelerator"] == "fakedev"
     assert rows["device count"] == "2"
     assert rows["a launch here would use"] == "eager (from accelerator default)"
+
+
+def test_the_launcher_counts_places_and_limits_ranks_by_its_class(fakedev, cli: CliRunnerFn) -> None:
+    by_word = cli(["--dry-run", "--nproc-per-node", "fakedev", str(RECORD_RANK)], env=fakedev)
+    assert "ranks per node  : 2" in by_word.stdout, by_word.stderr
+    placed = cli(["--dry-run", "--num_gpus", "1", str(RECORD_RANK)], env=fakedev)
+    assert "environment     : FAKEDEV_VISIBLE_DEVICES=0" in placed.stdout, placed.stderr
+    too_many = cli(["--nproc-per-node", "3", str(RECORD_RANK)], env=fakedev)
+    assert too_many.status == 2
+    assert "invalid value for --nproc-per-node: '3' (fakedev has 2 devices here)" in too_many.stderr
