@@ -3,11 +3,13 @@ launcher's fast check, with nothing to change in launcher/ (docs/ACCELERATORS.md
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+import launcher
 from accelerators import registry
 from accelerators.accelerator import Accelerator
 from accelerators.detect import detect_accelerator, detect_from_build
@@ -85,3 +87,17 @@ def test_the_launcher_counts_places_and_limits_ranks_by_its_class(fakedev, cli: 
     too_many = cli(["--nproc-per-node", "3", str(RECORD_RANK)], env=fakedev)
     assert too_many.status == 2
     assert "invalid value for --nproc-per-node: '3' (fakedev has 2 devices here)" in too_many.stderr
+
+
+def test_the_launcher_spells_no_device_fact_of_its_own() -> None:
+    """What the launcher knows of a device it reads from the class: no name, word, variable or package in its code."""
+    facts = set()
+    for cls in registry.ACCELERATORS.values():
+        facts |= {cls.name, cls.nproc_word, cls.visible_devices_env, cls.package, *cls.exclusive_backends} - {None}
+    spelled = []
+    for path in Path(launcher.__file__).parent.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        spelled += [f"{path.name}:{node.lineno} {node.value!r}" for node in ast.walk(tree)
+                    if isinstance(node, ast.Constant) and node.value in facts]
+    assert "cuda" in facts and "CUDA_VISIBLE_DEVICES" in facts
+    assert spelled == []
