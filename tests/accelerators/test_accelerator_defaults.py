@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from accelerators import Accelerator, UnknownAcceleratorError, accelerator_class, known_accelerators
+from accelerators import Accelerator, UnknownAcceleratorError, accelerator_class, known_accelerators, registry
 from accelerators.cpu import CPUAccelerator
 from accelerators.cuda import CUDAAccelerator
 from accelerators.hpu import HPUAccelerator
@@ -91,3 +91,10 @@ def test_a_vendor_device_is_counted_by_its_module_once_its_package_is_installed(
     assert VendorAccelerator.unavailable_reason() == "the package 'accel_test_vendor' is not installed"
     monkeypatch.syspath_prepend(str(tmp_path))
     assert VendorAccelerator.device_count() == 3 and VendorAccelerator.is_available()
+
+
+def test_a_name_registered_twice_is_refused_and_the_table_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(registry, "ACCELERATORS", dict(registry.ACCELERATORS))
+    with pytest.raises(ValueError, match="^accelerator 'cpu' is registered twice$"):
+        registry.register(CPUAccelerator)
+    assert registry.known_accelerators() == ("hpu", "npu", "cuda", "xpu", "mps", "cpu")
