@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from accelerators.abstract import Accelerator
+from accelerators.accelerator import Accelerator
+from accelerators.backends import explain_unsupported
 from accelerators.detect import detect_accelerator, get_accelerator
 from accelerators.errors import AcceleratorUnavailableError, UnknownAcceleratorError, UnsupportedBackendError
-from accelerators.explain import explain_unsupported, is_import_path
+from accelerators.import_path import is_import_path
 from accelerators.registry import accelerator_class, known_accelerators
 
 __all__ = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from accelerators.abstract import Accelerator
+from accelerators.accelerator import Accelerator
 
 
 class CPUAccelerator(Accelerator):
@@ -14,6 +14,7 @@ class CPUAccelerator(Accelerator):
     default_compile_backend = "inductor"
     communication_backend = "gloo"
     visible_devices_env = None
+    nproc_word = "cpu"
 
     @classmethod
     def is_available(cls) -> bool:
@@ -34,3 +35,8 @@ class CPUAccelerator(Accelerator):
     def default_nproc(cls) -> int:
         """One rank per logical CPU."""
         return os.cpu_count() or 1
+
+    @classmethod
+    def word_nproc(cls) -> int:
+        """One rank per CPU this process may run on (its affinity), for `--nproc-per-node cpu`."""
+        return len(os.sched_getaffinity(0))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from accelerators.abstract import Accelerator
+from accelerators.accelerator import Accelerator
 from accelerators.torch_build import TorchBuild
 
 
@@ -15,6 +15,7 @@ class CUDAAccelerator(Accelerator):
     # ROCm honours CUDA_VISIBLE_DEVICES as well as its own HIP_VISIBLE_DEVICES.
     visible_devices_env = "CUDA_VISIBLE_DEVICES"
     exclusive_backends = ("cudagraphs",)
+    nproc_word = "gpu"
 
     @classmethod
     def ruled_out(cls, build: TorchBuild) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from accelerators.abstract import Accelerator, import_if_installed
+from accelerators.accelerator import Accelerator
 
 
 class HPUAccelerator(Accelerator):
@@ -11,12 +11,8 @@ class HPUAccelerator(Accelerator):
     name = "hpu"
     default_compile_backend = "hpu_backend"
     communication_backend = "hccl"
-    package = "habana_frameworks"
-    exclusive_backends = ("hpu_backend",)
     visible_devices_env = "HABANA_VISIBLE_MODULES"
-
-    @classmethod
-    def device_count(cls) -> int:
-        """The number of HPUs, zero without habana_frameworks (importing it registers 'hpu_backend')."""
-        hpu = import_if_installed(cls.package, "habana_frameworks.torch.hpu")
-        return hpu.device_count() if hpu is not None and hpu.is_available() else 0
+    package = "habana_frameworks"
+    # Importing it also registers 'hpu_backend'.
+    device_module = "habana_frameworks.torch.hpu"
+    exclusive_backends = ("hpu_backend",)

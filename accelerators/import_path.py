@@ -1,4 +1,5 @@
-"""Resolve a compile backend given as an import path ('pkg.mod:fn' or dotted 'pkg.mod.fn') to a callable."""
+"""Compile backends given as an import path ('pkg.mod:fn' or dotted 'pkg.mod.fn'): told apart from names, split,
+resolved to a callable."""
 
 from __future__ import annotations
 
@@ -16,6 +17,22 @@ class ImportPathError(ValueError):
         super().__init__(self.reason)
 
 
+def is_import_path(backend: str) -> bool:
+    """True when `backend` reads as an import path ('pkg.mod:fn' or 'pkg.mod.fn') rather than a name."""
+    return "." in backend or ":" in backend
+
+
+def split_import_path(path: str) -> tuple[str, list[str]]:
+    """The module part and the attribute chain of `path`; ImportPathError when a part is empty."""
+    module_name, colon, attrs = path.partition(":")
+    if not colon:
+        module_name, _, attrs = path.rpartition(".")
+    parts = attrs.split(".")
+    if not module_name or any(not part for part in module_name.split(".") + parts):
+        raise ImportPathError(f"'{path}' is not a valid import path; use 'package.module:function'")
+    return module_name, parts
+
+
 def _import(module_name: str) -> ModuleType | None:
     """The module, or None when it (or a parent package) does not exist; other import failures raise."""
     try:
@@ -29,20 +46,9 @@ def _import(module_name: str) -> ModuleType | None:
         raise ImportPathError(f"module '{module_name}' raised {type(exc).__name__} on import: {exc}") from exc
 
 
-def _split(path: str) -> tuple[str, list[str]]:
-    """The module part and the attribute chain of `path`; refuses empty parts."""
-    module_name, colon, attrs = path.partition(":")
-    if not colon:
-        module_name, _, attrs = path.rpartition(".")
-    parts = attrs.split(".")
-    if not module_name or any(not part for part in module_name.split(".") + parts):
-        raise ImportPathError(f"'{path}' is not a valid import path; use 'package.module:function'")
-    return module_name, parts
-
-
 def _module_and_rest(path: str) -> tuple[ModuleType, list[str]]:
     """Import the longest importable module prefix of `path`; return it and the attributes left."""
-    module_name, attrs = _split(path)
+    module_name, attrs = split_import_path(path)
     while True:
         module = _import(module_name)
         if module is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from accelerators.abstract import Accelerator
+from accelerators.accelerator import Accelerator
 from accelerators.torch_build import TorchBuild
 
 

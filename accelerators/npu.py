@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from accelerators.abstract import Accelerator, import_if_installed
+from accelerators.accelerator import Accelerator
 
 
 class NPUAccelerator(Accelerator):
@@ -11,15 +11,8 @@ class NPUAccelerator(Accelerator):
     name = "npu"
     default_compile_backend = "npu"
     communication_backend = "hccl"
-    package = "torch_npu"
-    exclusive_backends = ("npu",)
     visible_devices_env = "ASCEND_RT_VISIBLE_DEVICES"
-
-    @classmethod
-    def device_count(cls) -> int:
-        """The number of NPUs, zero without torch_npu (importing it adds torch.npu and the 'npu' backend)."""
-        if import_if_installed(cls.package, cls.package) is None:
-            return 0
-        import torch
-
-        return torch.npu.device_count() if torch.npu.is_available() else 0
+    package = "torch_npu"
+    # What torch_npu installs as torch.npu; importing the package also adds the 'npu' backend.
+    device_module = "torch_npu.npu"
+    exclusive_backends = ("npu",)

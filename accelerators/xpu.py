@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from accelerators.abstract import Accelerator
+from accelerators.accelerator import Accelerator
 from accelerators.torch_build import TorchBuild
 
 
@@ -13,6 +13,7 @@ class XPUAccelerator(Accelerator):
     default_compile_backend = "inductor"
     communication_backend = "xccl"
     visible_devices_env = "ZE_AFFINITY_MASK"
+    nproc_word = "xpu"
 
     @classmethod
     def ruled_out(cls, build: TorchBuild) -> bool:

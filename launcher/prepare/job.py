@@ -10,7 +10,8 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from accelerators import AcceleratorUnavailableError, UnknownAcceleratorError, accelerator_class
+from accelerators import Accelerator, AcceleratorUnavailableError, UnknownAcceleratorError, accelerator_class
+from accelerators.registry import nproc_words
 from launcher.errors import AcceleratorChoiceError, UsageError
 from launcher.multinode.errors import NodeIdentityError
 from launcher.multinode.node.addresses import place_node
@@ -30,9 +31,6 @@ from launcher.run.rank_env import ACCELERATOR_VAR, backend_environment, node_env
 from launcher.run.rendezvous.choice import DEFAULT_MASTER_PORT
 
 __all__ = ["PreparedJob", "prepare_job", "resolve_job", "place_node_job", "check_ports"]
-
-# torchrun's device words for --nproc-per-node, and the accelerator each counts.
-_DEVICE_KINDS = {"gpu": "cuda", "xpu": "xpu", "cpu": "cpu"}
 
 
 @dataclass(frozen=True)
@@ -73,7 +71,7 @@ def resolve_job(options: LaunchOptions, environ: dict[str, str], cwd: Path, plac
     )
     identity = node_identity(job_environ)
     node = identity.node if identity is not None else None
-    devices_env = accelerator_class(accelerator.name).visible_devices_env
+    devices_env = accelerator.device.visible_devices_env
     slots = node.slots if node is not None else _local_slots(options.local_selection, accelerator, devices_env)
     nnodes, node_rank, endpoint = _layout(options, identity)
     config = JobConfig(
@@ -202,12 +200,14 @@ def _binding(bind_cores: str | None, nproc: int, environ: dict[str, str]) -> dic
 def _nproc(value: str, accelerator: AcceleratorFacts) -> int:
     if value == "auto":
         return accelerator.default_nproc
-    if value in _DEVICE_KINDS:
-        return _count_of(value)
+    words = nproc_words()
+    if value in words:
+        return _count_of(value, words[value])
     try:
         nproc = int(value)
     except ValueError:
-        raise UsageError("--nproc-per-node", value, "expected a whole number, auto, gpu, xpu or cpu") from None
+        *others, last = ["a whole number", "auto", *words]
+        raise UsageError("--nproc-per-node", value, f"expected {', '.join(others)} or {last}") from None
     if nproc < 1:
         raise UsageError("--nproc-per-node", value, "must be at least 1")
     limit = accelerator.max_ranks_per_node
@@ -218,11 +218,9 @@ def _nproc(value: str, accelerator: AcceleratorFacts) -> int:
     return nproc
 
 
-def _count_of(kind: str) -> int:
-    """torchrun's --nproc-per-node gpu|xpu (that device's count; an error where there is none) or cpu."""
-    if kind == "cpu":
-        return len(os.sched_getaffinity(0))
-    cls = accelerator_class(_DEVICE_KINDS[kind])
-    if not cls.is_available():
-        raise UsageError("--nproc-per-node", kind, f"{cls.name} is not available here: {cls.unavailable_reason()}")
-    return cls.device_count()
+def _count_of(word: str, device: type[Accelerator]) -> int:
+    """torchrun's --nproc-per-node gpu|xpu|cpu: what that device's word means, an error where it has none."""
+    if not device.is_available():
+        reason = f"{device.name} is not available here: {device.unavailable_reason()}"
+        raise UsageError("--nproc-per-node", word, reason)
+    return device.word_nproc()

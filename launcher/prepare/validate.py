@@ -15,6 +15,7 @@ import sys
 from importlib.machinery import PathFinder
 from pathlib import Path
 
+from accelerators.registry import nproc_words
 from launcher.errors import ScriptNotFoundError, UsageError, WorkingDirectoryError
 from launcher.limits import PORTS, RANKS_PER_NODE, CountError, whole_number
 from launcher.prepare.config import LaunchOptions, Program, RunSettings
@@ -24,10 +25,9 @@ from launcher.prepare.text import HOST, check_host
 from launcher.resolve.safe_read import UnsafeFileError, read_user_bytes
 
 __all__ = ["check_options", "check_settings", "check_program", "working_directory", "MAX_GRACE_SECONDS",
-           "MAX_SCRIPT_BYTES", "NPROC_WORDS"]
+           "MAX_SCRIPT_BYTES"]
 
 MAX_GRACE_SECONDS = 3600
-NPROC_WORDS = ("auto", "gpu", "xpu", "cpu")  # torchrun's: one rank per device, or per CPU
 MAX_SCRIPT_BYTES = 64 << 20
 _NOT_SOURCE = {".pyc", ".pyz", ".zip"}
 _ZIP_MAGIC = b"PK\x03\x04"
@@ -64,13 +64,14 @@ def check_options(options: LaunchOptions, cwd: Path, head: bool = False) -> None
 
 
 def _nproc_per_node(value: str) -> None:
-    """A whole number of ranks within the bound, or one of torchrun's words (resolved on the node)."""
-    if value in NPROC_WORDS:
+    """A whole number of ranks within the bound, auto, or a device's torchrun word (resolved on the node)."""
+    words = ("auto", *nproc_words())
+    if value in words:
         return
     if value.lstrip("-").isascii() and value.lstrip("-").isdigit():
         whole_number(value, "--nproc-per-node", RANKS_PER_NODE, minimum=1)
     else:
-        raise UsageError("--nproc-per-node", value, f"expected a whole number (digits 0-9) or {', '.join(NPROC_WORDS)}")
+        raise UsageError("--nproc-per-node", value, f"expected a whole number (digits 0-9) or {', '.join(words)}")
 
 
 def check_settings(settings: RunSettings) -> None:

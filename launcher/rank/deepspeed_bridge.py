@@ -16,7 +16,7 @@ from types import ModuleType
 from typing import Any
 
 from accelerators import Accelerator, is_import_path
-from accelerators.backend_requirements import package_installed
+from accelerators.packages import package_installed
 from launcher.rank.after_import import after_import
 from launcher.rank.backend import refuse
 

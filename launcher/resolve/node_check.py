@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 
 from accelerators import UnsupportedBackendError, explain_unsupported, is_import_path
+from accelerators.import_path import ImportPathError, split_import_path
 from launcher.errors import BackendRefusedError
 from launcher.resolve.backend import ResolvedBackend
 from launcher.resolve.node_facts import AcceleratorFacts
@@ -32,11 +33,11 @@ def check_backend(backend: ResolvedBackend, accelerator: AcceleratorFacts) -> No
 
 
 def _import_path_problem(path: str) -> str | None:
-    module, sep, attribute = path.partition(":")
-    if not sep:
-        module, _, attribute = path.rpartition(".")
-    if not module or not attribute:
-        return f"import path {path!r} must look like 'package.module:function'"
+    """Why `path` cannot name a callable, judged without importing its module; None when it may."""
+    try:
+        module, _ = split_import_path(path)
+    except ImportPathError as exc:
+        return exc.reason
     try:
         spec = importlib.util.find_spec(module)
     except (ImportError, ValueError) as exc:

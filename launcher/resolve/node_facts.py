@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from accelerators import Accelerator
 from accelerators.detect import find_accelerator
 from accelerators.torch_build import torch_build
 from launcher.resolve import node_facts_cache as facts_cache
@@ -21,30 +22,41 @@ __all__ = ["AcceleratorFacts", "accelerator_facts"]
 
 @dataclass(frozen=True)
 class AcceleratorFacts:
-    """The accelerator a launch here would use, and what it accepts."""
+    """The accelerator a launch here would use (its class says what it is), how it was chosen, what this node
+    has of it (probed once), and the compile backends it accepts."""
 
-    name: str
+    device: type[Accelerator]
     detected_by: str
     device_count: int
-    communication_backend: str
     max_ranks_per_node: int | None
     default_nproc: int
-    default_backend: str
     supported_backends: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        """The accelerator's name, e.g. 'cuda'."""
+        return self.device.name
+
+    @property
+    def default_backend(self) -> str:
+        """Its default compile backend."""
+        return self.device.default_compile_backend
+
+    @property
+    def communication_backend(self) -> str:
+        """Its torch.distributed backend, e.g. 'nccl'."""
+        return self.device.communication_backend
 
 
 def accelerator_facts(environ: Mapping[str, str]) -> AcceleratorFacts:
     """Detect the accelerator for `environ` (ACCEL_ACCELERATOR included) and list its backends."""
-    accelerator_cls, detected_by = find_accelerator(environ)
-    accelerator = accelerator_cls()
+    device, detected_by = find_accelerator(environ)
     return AcceleratorFacts(
-        name=accelerator.name,
+        device=device,
         detected_by=detected_by,
-        device_count=accelerator_cls.device_count(),
-        communication_backend=accelerator.communication_backend_name(),
-        max_ranks_per_node=accelerator_cls.max_ranks_per_node(),
-        default_nproc=accelerator_cls.default_nproc(),
-        default_backend=str(accelerator.get_compile_backend()),
-        supported_backends=facts_cache.backends_for(accelerator, torch_build(), environ),
+        device_count=device.device_count(),
+        max_ranks_per_node=device.max_ranks_per_node(),
+        default_nproc=device.default_nproc(),
+        supported_backends=facts_cache.backends_for(device(), torch_build(), environ),
     )
 

@@ -31,8 +31,8 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 
-from accelerators import Accelerator, backend_requirements, backends, registry
-from accelerators.backend_requirements import PACKAGE_NEEDED, package_installed
+from accelerators import Accelerator, backends, registry
+from accelerators.packages import package_installed
 from accelerators.torch_build import TorchBuild
 from launcher.resolve.entry_points import entry_point_pairs
 from launcher.resolve.safe_read import UnsafeFileError, ownership_problem, read_user_text
@@ -178,8 +178,7 @@ def _node_lock(path: Path) -> Iterator[None]:
 
 def _vendor_packages() -> list[str]:
     """Packages that bring a device and its backends, or without which a listed backend is refused."""
-    devices = (cls.package for cls in registry.ACCELERATORS if cls.package is not None)
-    return sorted({*devices, *PACKAGE_NEEDED.values()})
+    return sorted({package for cls in registry.ACCELERATORS.values() for package in cls.packages()})
 
 
 def _distribution_version(name: str) -> str | None:
@@ -210,10 +209,11 @@ def _package_version(package: str) -> str | None:
 
 
 def _code_digest() -> str:
-    """A digest of the code that turns the registry into the supported list (the filters, and each accelerator's
-    file with its exclusive backends): editing any of it invalidates."""
+    """A digest of the code that turns the registry into the supported list (the filters, the claims, the base
+    class, and each accelerator's file with its exclusive backends): editing any of it invalidates."""
     digest = hashlib.sha256()
-    files = [backends.__file__, backend_requirements.__file__, *(inspect.getfile(cls) for cls in registry.ACCELERATORS)]
+    devices = registry.ACCELERATORS.values()
+    files = [backends.__file__, registry.__file__, inspect.getfile(Accelerator), *map(inspect.getfile, devices)]
     for path in files:
         digest.update(Path(path).read_bytes())
     return digest.hexdigest()[:16]

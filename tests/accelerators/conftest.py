@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from accelerators import backends
-from accelerators.abstract import Accelerator
+from accelerators.accelerator import Accelerator
 from accelerators.cpu import CPUAccelerator
 from accelerators.detect import get_accelerator
 from accelerators.registry import ACCELERATORS
@@ -36,7 +36,7 @@ def fake_devices(monkeypatch: pytest.MonkeyPatch) -> FakeDevices:
     """
 
     def fake(counts: Mapping[str, int]) -> None:
-        for cls in ACCELERATORS:
+        for cls in ACCELERATORS.values():
             if cls.name == "cpu":
                 continue
             count = counts.get(cls.name, 0)

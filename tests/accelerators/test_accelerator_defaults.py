@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
-from accelerators import UnknownAcceleratorError, accelerator_class, known_accelerators
+from accelerators import Accelerator, UnknownAcceleratorError, accelerator_class, known_accelerators, registry
 from accelerators.cpu import CPUAccelerator
 from accelerators.cuda import CUDAAccelerator
 from accelerators.hpu import HPUAccelerator
@@ -69,3 +70,31 @@ def test_absent_vendor_packages_report_no_devices_without_being_imported() -> No
     assert HPUAccelerator.device_count() == 0 and not HPUAccelerator.is_available()
     assert NPUAccelerator.device_count() == 0 and not NPUAccelerator.is_available()
     assert "habana_frameworks" not in sys.modules and "torch_npu" not in sys.modules
+
+
+def test_a_vendor_device_is_counted_by_its_module_once_its_package_is_installed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vendor = tmp_path / "accel_test_vendor"
+    vendor.mkdir()
+    (vendor / "__init__.py").write_text("")
+    (vendor / "devices.py").write_text("def is_available():\n    return True\n\n\ndef device_count():\n    return 3\n")
+
+    class VendorAccelerator(Accelerator):
+        name = "vendor"
+        default_compile_backend = "eager"
+        communication_backend = "gloo"
+        package = "accel_test_vendor"
+        device_module = "accel_test_vendor.devices"
+
+    assert VendorAccelerator.device_count() == 0 and not VendorAccelerator.is_available()
+    assert VendorAccelerator.unavailable_reason() == "the package 'accel_test_vendor' is not installed"
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert VendorAccelerator.device_count() == 3 and VendorAccelerator.is_available()
+
+
+def test_a_name_registered_twice_is_refused_and_the_table_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(registry, "ACCELERATORS", dict(registry.ACCELERATORS))
+    with pytest.raises(ValueError, match="^accelerator 'cpu' is registered twice$"):
+        registry.register(CPUAccelerator)
+    assert registry.known_accelerators() == ("hpu", "npu", "cuda", "xpu", "mps", "cpu")

@@ -3,13 +3,15 @@ launcher's fast check, with nothing to change in launcher/ (docs/ACCELERATORS.md
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+import launcher
 from accelerators import registry
-from accelerators.abstract import Accelerator
+from accelerators.accelerator import Accelerator
 from accelerators.detect import detect_accelerator, detect_from_build
 from accelerators.torch_build import torch_build
 from launcher.resolve.node_facts import accelerator_facts
@@ -17,6 +19,7 @@ from launcher.resolve.node_check import check_backend
 from launcher.errors import BackendRefusedError
 from launcher.cli.report import report_rows
 from launcher.resolve.backend import ResolvedBackend
+from tests.launches import RECORD_RANK, CliRunnerFn
 
 EXCLUSIVE = "fakedev_graphs"
 
@@ -29,6 +32,7 @@ class FakeDevAccelerator(Accelerator):
     communication_backend = "gloo"
     visible_devices_env = "FAKEDEV_VISIBLE_DEVICES"
     exclusive_backends = (EXCLUSIVE,)
+    nproc_word = "fakedev"
 
     @classmethod
     def is_available(cls) -> bool:
@@ -46,7 +50,7 @@ def fakedev(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[dict[st
 
     if EXCLUSIVE not in torch._dynamo.list_backends(exclude_tags=()):
         torch._dynamo.register_backend(compiler_fn=lambda gm, example_inputs: gm.forward, name=EXCLUSIVE)
-    monkeypatch.setattr(registry, "ACCELERATORS", (FakeDevAccelerator, *registry.ACCELERATORS))
+    monkeypatch.setattr(registry, "ACCELERATORS", {"fakedev": FakeDevAccelerator, **registry.ACCELERATORS})
     yield {"XDG_CACHE_HOME": str(tmp_path)}
 
 
@@ -73,3 +77,27 @@ def test_the_report_lists_the_new_device(fakedev, tmp_path: Path) -> None:
     assert rows["accelerator"] == "fakedev"
     assert rows["device count"] == "2"
     assert rows["a launch here would use"] == "eager (from accelerator default)"
+
+
+def test_the_launcher_counts_places_and_limits_ranks_by_its_class(fakedev, cli: CliRunnerFn) -> None:
+    by_word = cli(["--dry-run", "--nproc-per-node", "fakedev", str(RECORD_RANK)], env=fakedev)
+    assert "ranks per node  : 2" in by_word.stdout, by_word.stderr
+    placed = cli(["--dry-run", "--num_gpus", "1", str(RECORD_RANK)], env=fakedev)
+    assert "environment     : FAKEDEV_VISIBLE_DEVICES=0" in placed.stdout, placed.stderr
+    too_many = cli(["--nproc-per-node", "3", str(RECORD_RANK)], env=fakedev)
+    assert too_many.status == 2
+    assert "invalid value for --nproc-per-node: '3' (fakedev has 2 devices here)" in too_many.stderr
+
+
+def test_the_launcher_spells_no_device_fact_of_its_own() -> None:
+    """What the launcher knows of a device it reads from the class: no name, word, variable or package in its code."""
+    facts = set()
+    for cls in registry.ACCELERATORS.values():
+        facts |= {cls.name, cls.nproc_word, cls.visible_devices_env, cls.package, *cls.exclusive_backends} - {None}
+    spelled = []
+    for path in Path(launcher.__file__).parent.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        spelled += [f"{path.name}:{node.lineno} {node.value!r}" for node in ast.walk(tree)
+                    if isinstance(node, ast.Constant) and node.value in facts]
+    assert "cuda" in facts and "CUDA_VISIBLE_DEVICES" in facts
+    assert spelled == []

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from accelerators import UnsupportedBackendError
+from accelerators.cpu import CPUAccelerator
 from tests.launches import RECORD_RANK, CliRunnerFn
 
 
@@ -64,3 +66,12 @@ def test_an_empty_compile_backend_flag_is_a_usage_error(cli: CliRunnerFn, value:
     assert result.stderr.splitlines() == [
         f"accel-launch: error: invalid value for --compile-backend: {value!r} (give a backend name, or leave the flag out)"
     ], result.stderr
+
+
+@pytest.mark.parametrize("path", ["my_backends:", "my_backends:fast.", ":fast", "my..backends:fast"])
+def test_a_malformed_import_path_is_refused_with_the_reason_every_rank_would_give(cli: CliRunnerFn, path: str) -> None:
+    with pytest.raises(UnsupportedBackendError) as in_a_rank:
+        CPUAccelerator().set_compile_backend(path)
+    result = cli(["--compile-backend", path, str(RECORD_RANK)])
+    assert result.status == 2
+    assert f"{path!r} (from --compile-backend) is not supported on cpu: {in_a_rank.value.reason};" in result.stderr

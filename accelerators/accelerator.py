@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import importlib
 import logging
-from collections.abc import Callable
-from types import ModuleType
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from accelerators import backends
-from accelerators.backend_requirements import package_installed
 from accelerators.errors import UnsupportedBackendError
-from accelerators.explain import explain_unsupported, is_import_path
-from accelerators.import_path import ImportPathError, resolve_import_path
+from accelerators.import_path import ImportPathError, is_import_path, resolve_import_path
+from accelerators.packages import import_if_installed, package_installed
 
 if TYPE_CHECKING:
     from accelerators.torch_build import TorchBuild
@@ -20,17 +17,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Backend = str | Callable[..., Any]
-
-
-def import_if_installed(package: str, module: str) -> ModuleType | None:
-    """`module` imported when top-level `package` is installed (looked up first, so absence costs nothing)."""
-    if not package_installed(package):
-        return None
-    try:
-        return importlib.import_module(module)
-    except Exception as exc:  # a broken vendor install must not break detection
-        log.warning("%s is installed but importing %s failed: %s", package, module, exc)
-        return None
 
 
 class Accelerator:
@@ -42,8 +28,24 @@ class Accelerator:
     visible_devices_env: ClassVar[str | None] = None
     # The vendor package that brings this device (and registers its backends), if it is not torch itself.
     package: ClassVar[str | None] = None
+    # The vendor module that counts this device (its `is_available()` and `device_count()`), imported only when
+    # `package` is installed; None for a device that counts its own (it overrides `device_count`).
+    device_module: ClassVar[str | None] = None
     # Dynamo backends that run on this device only: refused on every other one.
     exclusive_backends: ClassVar[tuple[str, ...]] = ()
+    # Backends that dynamo lists even when the package that implements them is not installed: runnable here only
+    # with that package.
+    backend_packages: ClassVar[Mapping[str, str]] = {
+        "tvm": "tvm",
+        "openxla": "torch_xla",
+        "openxla_eval": "torch_xla",
+        "ipex": "intel_extension_for_pytorch",
+        "tensorrt": "torch_tensorrt",
+        "torch_tensorrt": "torch_tensorrt",
+        "onnxrt": "onnxruntime",
+    }
+    # torchrun's word for this device in `--nproc-per-node` ('gpu' for cuda), if it has one.
+    nproc_word: ClassVar[str | None] = None
 
     def __init__(self) -> None:
         self._compile_backend: Backend = self.default_compile_backend
@@ -57,8 +59,11 @@ class Accelerator:
 
     @classmethod
     def device_count(cls) -> int:
-        """How many devices of this kind this machine has."""
-        raise NotImplementedError
+        """How many devices of this kind this machine has: what `device_module` reports, zero without `package`."""
+        if cls.package is None or cls.device_module is None:
+            raise NotImplementedError(f"{cls.__name__} names no package and device_module: it counts its own devices")
+        module = import_if_installed(cls.package, cls.device_module)
+        return module.device_count() if module is not None and module.is_available() else 0
 
     @classmethod
     def ruled_out(cls, build: TorchBuild) -> bool:
@@ -74,6 +79,11 @@ class Accelerator:
         return f"no {cls.name.upper()} devices found"
 
     @classmethod
+    def packages(cls) -> frozenset[str]:
+        """The packages that decide what this device offers: its vendor package and those its backends need."""
+        return frozenset({*([cls.package] if cls.package else []), *cls.backend_packages.values()})
+
+    @classmethod
     def max_ranks_per_node(cls) -> int | None:
         """The most ranks one node can run (one per device); None for no limit."""
         return cls.device_count()
@@ -81,6 +91,11 @@ class Accelerator:
     @classmethod
     def default_nproc(cls) -> int:
         """What `--nproc-per-node auto` means here."""
+        return cls.device_count()
+
+    @classmethod
+    def word_nproc(cls) -> int:
+        """What `--nproc-per-node <nproc_word>` means (asked only when the device is available): one rank per device."""
         return cls.device_count()
 
     def device_name(self) -> str:
@@ -132,11 +147,11 @@ class Accelerator:
                 raise UnsupportedBackendError(
                     backend, self.name, self.supported_compile_backends(), exc.reason
                 ) from None
-        error = explain_unsupported(backend, self.name, self.supported_compile_backends())
+        error = backends.explain_unsupported(backend, self.name, self.supported_compile_backends())
         if error is not None and backend and backend == backend.strip():
             # Registered after the list was cached? Walk the live registry once more before refusing.
             self._supported = backends.runnable_backends(self.name)
-            error = explain_unsupported(backend, self.name, self._supported)
+            error = backends.explain_unsupported(backend, self.name, self._supported)
         if error is not None:
             raise error
         return backend
