@@ -135,7 +135,7 @@ def accel_launch(script: str, script_args: tuple[str, ...], module: bool, no_pyt
             commands = None
             if not dry_run:
                 check_ports(job.config)
-    except (LaunchError, ValueError) as exc:
+    except LaunchError as exc:
         _fail(str(exc))
     for note in job.notes:
         click.echo(f"accel-launch: note: {note}", err=True)
@@ -166,7 +166,7 @@ def run_node_job() -> None:
 
     try:
         job = place_node_job(read_node_job(os.environ), dict(os.environ), working_directory())
-    except (LaunchError, ValueError) as exc:
+    except LaunchError as exc:
         _fail(str(exc))
     _configure_logging(job.config.settings.verbose, job.config.settings.quiet)
     _run(job, stop_on_stdin_eof=STOP_ON_STDIN_EOF in sys.argv[1:])

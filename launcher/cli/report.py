@@ -31,7 +31,7 @@ _NO_PROGRAM = Program("script", "")
 def report_rows(environ: dict[str, str], cwd: Path, compile_backend: str | None, ds_config: str | None,
                 env_file: str | None, accelerator: str | None = None) -> tuple[list[tuple[str, str]], str | None]:
     """(label, value) rows of the report, and why a launch here would be refused (None: it would start);
-    raises LaunchError or ValueError on input that gives no launch to report."""
+    raises LaunchError on input that gives no launch to report."""
     options = LaunchOptions(_NO_PROGRAM, compile_backend=compile_backend, accelerator=accelerator,
                             ds_config=ds_config, env_file=env_file)
     job = resolve_job(options, environ, cwd, place=False)
@@ -79,7 +79,7 @@ def report_command(compile_backend: str | None, ds_config: str | None, env_file:
     try:
         rows, refusal = report_rows(dict(os.environ), working_directory(), compile_backend, ds_config, env_file,
                                     accelerator)
-    except (LaunchError, ValueError) as exc:
+    except LaunchError as exc:
         fail(_PROG, str(exc))
     click.echo("accel-launch report")
     click.echo(format_plan(rows))
