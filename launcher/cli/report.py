@@ -20,9 +20,10 @@ from launcher.prepare.plan import format_plan
 from launcher.prepare.validate import working_directory
 from launcher.resolve.node_check import check_backend
 
-__all__ = ["report_rows", "report_command"]
+__all__ = ["report_rows", "report_command", "REPORT", "REPORT_PROG"]
 
-_PROG = "accel-report"
+REPORT = "report"  # the subcommand: `accel-launch report` is `accel-report`
+REPORT_PROG = "accel-report"
 
 # The report has no program of its own; preparing a launch reads none.
 _NO_PROGRAM = Program("script", "")
@@ -80,9 +81,9 @@ def report_command(compile_backend: str | None, ds_config: str | None, env_file:
         rows, refusal = report_rows(dict(os.environ), working_directory(), compile_backend, ds_config, env_file,
                                     accelerator)
     except LaunchError as exc:
-        fail(_PROG, str(exc))
+        fail(REPORT_PROG, str(exc))
     click.echo("accel-launch report")
     click.echo(format_plan(rows))
-    fail_if_output_lost(_PROG)  # before the refusal's line: a lost report is the first thing to say
+    fail_if_output_lost(REPORT_PROG)  # before the refusal's line: a lost report is the first thing to say
     if refusal is not None:
-        fail(_PROG, f"a launch here would be refused: {refusal}")
+        fail(REPORT_PROG, f"a launch here would be refused: {refusal}")

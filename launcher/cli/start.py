@@ -7,8 +7,6 @@ first line (the interpreter's own start and its site imports) is Python's: nothi
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Callable
 
 from launcher.signal_rules import install_signal_rules
@@ -17,15 +15,13 @@ __all__ = ["main", "report_main", "node_main"]
 
 
 def main() -> None:
-    """Console script `accel-launch` (and `python -m launcher`); `accel-launch report` prints the report."""
-    if sys.argv[1:2] == ["report"] and not os.path.exists("report"):
-        return _start(lambda: _report(sys.argv[2:]))
+    """Console script `accel-launch` (and `python -m launcher`), with its subcommand `report`."""
     _start(_launch)
 
 
 def report_main() -> None:
     """Console script `accel-report`."""
-    _start(lambda: _report(sys.argv[1:]))
+    _start(_report)
 
 
 def node_main() -> None:
@@ -50,10 +46,10 @@ def _launch() -> None:
     accel_launch(prog_name="accel-launch")
 
 
-def _report(argv: list[str]) -> None:
-    from launcher.cli.report import report_command
+def _report() -> None:
+    from launcher.cli.report import REPORT_PROG, report_command
 
-    report_command(args=argv, prog_name="accel-report")
+    report_command(prog_name=REPORT_PROG)
 
 
 def _node() -> None:
