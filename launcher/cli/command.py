@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from launcher.cli.dropin import ETCD_BACKENDS, MPI_RUNNERS, LaunchFlags, PeerFlags, translate
+from launcher.cli.flags import ETCD_BACKENDS, MPI_RUNNERS, LaunchFlags, PeerFlags, launch_options
 from launcher.cli.numbers import Integer, Seconds
-from launcher.cli.one_line import OneLineCommand, fail
+from launcher.cli.error_exit import OneLineCommand, fail
 from launcher.cli.peer_flags import REFUSED, both, peer_options
 from launcher.cli.report import REPORT, REPORT_PROG, report_command
 from launcher.errors import FlagConflictError, LaunchError
@@ -139,9 +139,9 @@ def launch(ours: LaunchFlags, peers: PeerFlags, hosts: HostFlags, given: set[str
     with its status. `given` names the flags the user set rather than left to their default."""
     try:
         cwd = working_directory()
-        launch_options, through_runner = translate(ours, peers, hosts, given)
-        check_options(launch_options, cwd, head=through_runner)
-        job = prepare_job(launch_options, dict(os.environ), cwd, place=not through_runner)
+        options, through_runner = launch_options(ours, peers, hosts, given)
+        check_options(options, cwd, head=through_runner)
+        job = prepare_job(options, dict(os.environ), cwd, place=not through_runner)
         if through_runner:
             from launcher.multinode.head.commands import hostfile_commands
 

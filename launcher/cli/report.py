@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from launcher.cli.one_line import OneLineCommand, fail, fail_if_output_lost
+from launcher.cli.error_exit import OneLineCommand, fail, fail_if_output_lost
 from launcher.errors import LaunchError
 from launcher.prepare.config import LaunchOptions, Program
 from launcher.prepare.job import resolve_job

@@ -31,13 +31,13 @@ def node_main() -> None:
 
 def _start(entry: Callable[[], object]) -> None:
     """The signal rules first (this module and theirs import only what the interpreter has loaded already),
-    then the guards on the standard streams and the last resort."""
+    then the guards on the standard streams and on bugs of ours (one line, never a traceback)."""
     install_signal_rules()
-    from launcher.cli.last_resort import run_last_resort
+    from launcher.cli.internal_error import run_catching_bugs
     from launcher.cli.std_streams import guard_std_streams
 
     guard_std_streams()
-    run_last_resort(entry)
+    run_catching_bugs(entry)
 
 
 def _launch() -> None:

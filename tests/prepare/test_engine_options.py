@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from launcher.cli.dropin import LaunchFlags, PeerFlags, translate
+from launcher.cli.flags import LaunchFlags, PeerFlags, launch_options
 from launcher.multinode.head.selection import HostFlags
 from launcher.prepare.config import JobConfig, Program, RunSettings
 from launcher.prepare.engine_options import EVENT_LOG_HANDLERS, EngineOptions, parse_std
@@ -90,7 +90,7 @@ def test_shutdown_timeout_is_torchruns_name_for_the_grace_period() -> None:
                        nproc_per_node="1", nnodes="1", node_rank=None, master_addr="127.0.0.1", master_port=None,
                        rdzv_backend="c10d", rdzv_endpoint="", rdzv_id="", rdzv_timeout=900, max_restarts=0,
                        env_file=None, log_dir=None, grace_period=5.0, timeout=None, verbose=False, quiet=False)
-    options, through_runner = translate(ours, peers, HostFlags(), {"shutdown_timeout"})
+    options, through_runner = launch_options(ours, peers, HostFlags(), {"shutdown_timeout"})
     assert options.settings.grace_period == 9.0 and not through_runner
 
 

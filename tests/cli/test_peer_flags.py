@@ -1,7 +1,7 @@
 """torchrun's and DeepSpeed's flags: each row of docs/FLAGS.md is implemented or refused in one line.
 
 In-process through click (`launcher.cli.command.accel_launch`) and `--dry-run`: nothing starts here; the launches
-that need real ranks are in test_dropin_launches.py.
+that need real ranks are in tests/jobs/test_dropin_launches.py.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from click.testing import CliRunner, Result
 
 from accelerators.cuda import CUDAAccelerator
 from launcher.cli.command import accel_launch
-from launcher.cli.dropin import LaunchFlags, PeerFlags
+from launcher.cli.flags import LaunchFlags, PeerFlags
 from launcher.cli.peer_flags import REFUSED as REFUSED_FLAGS
 from launcher.multinode.head.selection import HostFlags
 from launcher.prepare.config import JobConfig, RunSettings

@@ -1,5 +1,6 @@
-"""torchrun's and DeepSpeed's flags turned into one launch: the `LaunchOptions` they ask for, or one
-refusal naming what to use instead (docs/FLAGS.md has the table).
+"""The command line's flags (accel-launch's own, torchrun's and DeepSpeed's) as typed values, and the
+one launch they ask for: its `LaunchOptions`, or one refusal naming what to use instead (docs/FLAGS.md
+has the table of torchrun's and DeepSpeed's).
 
 The flags arrive as click parsed them, packed in three frozen values (`LaunchFlags`, `PeerFlags`,
 `HostFlags`), and leave as `LaunchOptions` built field by field: a name misspelt on either side fails
@@ -20,7 +21,7 @@ from launcher.prepare.rdzv_conf import parse_rdzv_conf
 from launcher.prepare.local_slots import LOCALHOST, LocalSelection
 from launcher.run.rendezvous.choice import DEFAULT_MASTER_PORT
 
-__all__ = ["LaunchFlags", "PeerFlags", "translate", "MPI_RUNNERS", "ETCD_BACKENDS"]
+__all__ = ["LaunchFlags", "PeerFlags", "launch_options", "MPI_RUNNERS", "ETCD_BACKENDS"]
 
 # DeepSpeed's MPI runners that we do not drive; openmpi and slurm we do.
 MPI_RUNNERS = ("mvapich", "impi", "mpich")
@@ -87,7 +88,8 @@ class PeerFlags:
     refused: dict[str, object]
 
 
-def translate(ours: LaunchFlags, peers: PeerFlags, hosts: HostFlags, given: set[str]) -> tuple[LaunchOptions, bool]:
+def launch_options(ours: LaunchFlags, peers: PeerFlags, hosts: HostFlags,
+                   given: set[str]) -> tuple[LaunchOptions, bool]:
     """The LaunchOptions these flags ask for, and whether this is a hostfile launch through a runner."""
     _refuse(peers, hosts, given)
     if ours.rdzv_backend in ETCD_BACKENDS:
