@@ -9,17 +9,16 @@ import logging
 import os
 import shutil
 import sys
-from collections.abc import Sequence
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from launcher.cli.error_exit import OneLineCommand, fail
 from launcher.cli.flags import ETCD_BACKENDS, MPI_RUNNERS, LaunchFlags, PeerFlags, launch_options
 from launcher.cli.numbers import Integer, Seconds
-from launcher.cli.error_exit import OneLineCommand, fail
 from launcher.cli.peer_flags import REFUSED, both, peer_options
-from launcher.cli.report import REPORT, REPORT_PROG, report_command
+from launcher.cli.report import WithReport
 from launcher.errors import FlagConflictError, LaunchError
 from launcher.limits import NODES, PORTS, RANKS_PER_NODE
 from launcher.multinode.head.selection import HostFlags
@@ -29,6 +28,8 @@ from launcher.prepare.plan import format_plan, plan_rows
 from launcher.prepare.validate import check_options, working_directory
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from launcher.multinode.head.runners import LaunchCommand
 
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")  # DeepSpeed's --log_level choices
@@ -41,20 +42,7 @@ _CONTEXT = {"allow_interspersed_args": False, "help_option_names": ["-h", "--hel
             "auto_envvar_prefix": "PET"}
 
 
-class _LaunchOrReport(OneLineCommand):
-    """`accel-launch SCRIPT ...`, as torchrun's, or its subcommand `accel-launch report ...`, which is
-    `accel-report`. A file called `report` in the working directory is a script to launch, as it was before
-    the subcommand existed."""
-
-    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, **kwargs: Any) -> Any:
-        """Run the report for `report ...` (unless ./report exists), else the launch."""
-        argv = list(sys.argv[1:] if args is None else args)
-        if argv[:1] == [REPORT] and not os.path.exists(REPORT):
-            return report_command.main(argv[1:], prog_name=REPORT_PROG, **kwargs)
-        return super().main(argv, prog_name=prog_name, **kwargs)
-
-
-@click.command(cls=_LaunchOrReport, context_settings=_CONTEXT)
+@click.command(cls=WithReport, context_settings=_CONTEXT)
 @click.option(*both("compile-backend"), "compile_backend", metavar="NAME",
               help="torch.compile backend for every rank ('accelerator' = its default). Env: ACCEL_COMPILE_BACKEND.")
 @click.option("--accelerator", metavar="NAME", help="Use this accelerator instead of detecting one. Env: ACCEL_ACCELERATOR.")

@@ -8,7 +8,10 @@ table, says so in the row of the backend, and ends with the launch's own error l
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -20,7 +23,7 @@ from launcher.prepare.plan import format_plan
 from launcher.prepare.validate import working_directory
 from launcher.resolve.node_check import check_backend
 
-__all__ = ["report_rows", "report_command", "REPORT", "REPORT_PROG"]
+__all__ = ["report_rows", "report_command", "WithReport", "REPORT_PROG"]
 
 REPORT = "report"  # the subcommand: `accel-launch report` is `accel-report`
 REPORT_PROG = "accel-report"
@@ -87,3 +90,16 @@ def report_command(compile_backend: str | None, ds_config: str | None, env_file:
     fail_if_output_lost(REPORT_PROG)  # before the refusal's line: a lost report is the first thing to say
     if refusal is not None:
         fail(REPORT_PROG, f"a launch here would be refused: {refusal}")
+
+
+class WithReport(OneLineCommand):
+    """A command whose first argument `report` runs the report instead (`accel-launch report ...` is
+    `accel-report ...`), unless a file called `report` is in the working directory: that is a script to
+    launch, as it was before the subcommand existed."""
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, **kwargs: Any) -> Any:
+        """Run the report for `report ...` (unless ./report exists), else this command."""
+        argv = list(sys.argv[1:] if args is None else args)
+        if argv[:1] == [REPORT] and not os.path.exists(REPORT):
+            return report_command.main(argv[1:], prog_name=REPORT_PROG, **kwargs)
+        return super().main(argv, prog_name=prog_name, **kwargs)
