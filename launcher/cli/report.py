@@ -95,7 +95,8 @@ def report_command(compile_backend: str | None, ds_config: str | None, env_file:
 class WithReport(OneLineCommand):
     """A command whose first argument `report` runs the report instead (`accel-launch report ...` is
     `accel-report ...`), unless a file called `report` is in the working directory: that is a script to
-    launch, as it was before the subcommand existed."""
+    launch, as it was before the subcommand existed. Not a click Group, whose help, usage line and PET_*
+    variables would be its own: `accel-launch --help` stays the launch's, SCRIPT first."""
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, **kwargs: Any) -> Any:
         """Run the report for `report ...` (unless ./report exists), else this command."""
