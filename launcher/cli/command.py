@@ -10,18 +10,19 @@ import os
 import shutil
 import sys
 from dataclasses import fields
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from launcher.cli.dropin import ETCD_BACKENDS, MPI_RUNNERS, translate
+from launcher.cli.error_exit import OneLineCommand, fail
+from launcher.cli.flags import ETCD_BACKENDS, MPI_RUNNERS, LaunchFlags, PeerFlags, launch_options
 from launcher.cli.numbers import Integer, Seconds
-from launcher.cli.one_line import OneLineCommand, fail
-from launcher.cli.peer_flags import PEER_NAMES, both, peer_options
+from launcher.cli.peer_flags import REFUSED, both, peer_options
+from launcher.cli.report import WithReport
 from launcher.errors import FlagConflictError, LaunchError
 from launcher.limits import NODES, PORTS, RANKS_PER_NODE
 from launcher.multinode.head.selection import HostFlags
-from launcher.prepare.config import LaunchOptions, Program, RunSettings
+from launcher.prepare.config import Program
 from launcher.prepare.job import PreparedJob, check_ports, prepare_job
 from launcher.prepare.plan import format_plan, plan_rows
 from launcher.prepare.validate import check_options, working_directory
@@ -33,13 +34,15 @@ if TYPE_CHECKING:
 
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")  # DeepSpeed's --log_level choices
 
-__all__ = ["accel_launch", "run_node_job"]
+__all__ = ["accel_launch", "launch", "run_node_job"]
+
+_Packed = TypeVar("_Packed")
 
 _CONTEXT = {"allow_interspersed_args": False, "help_option_names": ["-h", "--help"], "max_content_width": 100,
             "auto_envvar_prefix": "PET"}
 
 
-@click.command(cls=OneLineCommand, context_settings=_CONTEXT)
+@click.command(cls=WithReport, context_settings=_CONTEXT)
 @click.option(*both("compile-backend"), "compile_backend", metavar="NAME",
               help="torch.compile backend for every rank ('accelerator' = its default). Env: ACCEL_COMPILE_BACKEND.")
 @click.option("--accelerator", metavar="NAME", help="Use this accelerator instead of detecting one. Env: ACCEL_ACCELERATOR.")
@@ -95,12 +98,11 @@ _CONTEXT = {"allow_interspersed_args": False, "help_option_names": ["-h", "--hel
 @click.argument("script", metavar="SCRIPT")
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
 def accel_launch(script: str, script_args: tuple[str, ...], module: bool, no_python: bool, dry_run: bool,
-                 verbose: bool, quiet: bool, log_level: str | None, hostfile: str | None, include: str, exclude: str,
-                 num_nodes: int, num_gpus: int, runner: str, exports: tuple[str, ...], ssh_port: int | None, ssh_options: tuple[str, ...],
-                 **options: object) -> None:
+                 verbose: bool, quiet: bool, log_level: str | None, **flags: Any) -> None:
     """Launch SCRIPT on every rank with one validated torch.compile backend.
 
-    Everything after SCRIPT goes to the script untouched.
+    Everything after SCRIPT goes to the script untouched. accel-launch report prints what a launch here
+    would use (as accel-report), unless a file called report is here to be launched.
 
     \b
     Example:
@@ -114,14 +116,20 @@ def accel_launch(script: str, script_args: tuple[str, ...], module: bool, no_pyt
         raise click.UsageError("-v/--verbose (or --log_level debug/info) and -q/--quiet (or --log_level "
                                "error/critical) cannot be used together")
     _configure_logging(verbose, quiet)
-    peers = {name: options.pop(name) for name in PEER_NAMES}
-    hosts = HostFlags(hostfile, include, exclude, num_nodes, num_gpus, runner.lower(), exports, ssh_port, ssh_options)
+    hosts = _pack(HostFlags, flags)
+    ours = _pack(LaunchFlags, flags, program=Program(mode, script, tuple(script_args)), verbose=verbose, quiet=quiet)
+    peers = PeerFlags(refused={name: flags.pop(name) for name in REFUSED}, **flags)
+    launch(ours, peers, hosts, _given(), dry_run)
+
+
+def launch(ours: LaunchFlags, peers: PeerFlags, hosts: HostFlags, given: set[str], dry_run: bool) -> None:
+    """Check and prepare the launch these flags ask for; print its plan (`dry_run`), or start it and exit
+    with its status. `given` names the flags the user set rather than left to their default."""
     try:
         cwd = working_directory()
-        values, through_runner = translate(peers, options, hosts, mode, _given())
-        launch_options = _launch_options(Program(mode, script, tuple(script_args)), values, verbose, quiet)
-        check_options(launch_options, cwd, head=through_runner)
-        job = prepare_job(launch_options, dict(os.environ), cwd, place=not through_runner)
+        options, through_runner = launch_options(ours, peers, hosts, given)
+        check_options(options, cwd, head=through_runner)
+        job = prepare_job(options, dict(os.environ), cwd, place=not through_runner)
         if through_runner:
             from launcher.multinode.head.commands import hostfile_commands
 
@@ -129,13 +137,13 @@ def accel_launch(script: str, script_args: tuple[str, ...], module: bool, no_pyt
             if not dry_run:
                 from launcher.multinode.head.supervise import make_room_for
 
-                _check_runner_found(commands, runner.lower())
+                _check_runner_found(commands, hosts.runner)
                 make_room_for(commands)
         else:
             commands = None
             if not dry_run:
                 check_ports(job.config)
-    except (LaunchError, ValueError) as exc:
+    except LaunchError as exc:
         _fail(str(exc))
     for note in job.notes:
         click.echo(f"accel-launch: note: {note}", err=True)
@@ -166,7 +174,7 @@ def run_node_job() -> None:
 
     try:
         job = place_node_job(read_node_job(os.environ), dict(os.environ), working_directory())
-    except (LaunchError, ValueError) as exc:
+    except LaunchError as exc:
         _fail(str(exc))
     _configure_logging(job.config.settings.verbose, job.config.settings.quiet)
     _run(job, stop_on_stdin_eof=STOP_ON_STDIN_EOF in sys.argv[1:])
@@ -181,12 +189,9 @@ def _check_runner_found(commands: Sequence[LaunchCommand], runner: str) -> None:
                                     f"({path or 'empty'}); install it, or set PATH to include it")
 
 
-def _launch_options(program: Program, values: dict[str, object], verbose: bool, quiet: bool) -> LaunchOptions:
-    """The translated flags as LaunchOptions: the engine's settings carried whole in RunSettings."""
-    names = {item.name for item in fields(RunSettings)}
-    settings = RunSettings(**{name: values.pop(name) for name in list(values) if name in names}, verbose=verbose,
-                           quiet=quiet)
-    return LaunchOptions(program=program, settings=settings, **values)
+def _pack(kind: type[_Packed], flags: dict[str, Any], **known: Any) -> _Packed:
+    """`kind` from `known` and the click values named as its other fields, which are taken out of `flags`."""
+    return kind(**known, **{item.name: flags.pop(item.name) for item in fields(kind) if item.name not in known})
 
 
 def _run(job: PreparedJob, stop_on_stdin_eof: bool) -> None:

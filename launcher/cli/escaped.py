@@ -1,6 +1,6 @@
 """User text made safe for one line of a terminal: control characters written as their escapes.
 
-Click-free, so that the last resort (before click is imported) escapes its line as every other does.
+Click-free, so that the internal-error line (written before click is imported) is escaped as every other.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The click options for torchrun's and DeepSpeed's flags that `cli/command.py` does not declare itself.
 
-Each is either implemented (see `launcher.cli.dropin`) or refused in one line that says what to use instead;
+Each is either implemented (see `launcher.cli.flags`, which packs their values in `PeerFlags`) or refused in one line that says what to use instead;
 docs/FLAGS.md is the table of all of them.
 """
 
@@ -12,7 +12,7 @@ import click
 
 from launcher.cli.numbers import Integer, Seconds
 
-__all__ = ["both", "peer_options", "REFUSED", "PEER_NAMES"]
+__all__ = ["both", "peer_options", "REFUSED"]
 
 # Flags refused outright: parameter name -> (flag as typed, why, and what to use instead).
 REFUSED: dict[str, tuple[str, str]] = {
@@ -100,9 +100,3 @@ def peer_options(command: Callable) -> Callable:
         command = option(command)
     return command
 
-
-PEER_NAMES = ("standalone", "rdzv_conf", "monitor_interval", "start_method", "event_log_handler", "role", "run_path",
-              "redirects", "tee", "local_ranks_filter", "duplicate_stdout_filters", "duplicate_stderr_filters",
-              "local_addr", "signals_to_handle", "shutdown_timeout", "virtual_local_rank", "no_local_rank",
-              "no_ssh_check", "no_ssh", "force_multi", "each_rank_log", "bind_cores_to_rank", "bind_core_list",
-              *REFUSED)

@@ -8,11 +8,14 @@ table, says so in the row of the backend, and ends with the launch's own error l
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import click
 
-from launcher.cli.one_line import OneLineCommand, fail, fail_if_output_lost
+from launcher.cli.error_exit import OneLineCommand, fail, fail_if_output_lost
 from launcher.errors import LaunchError
 from launcher.prepare.config import LaunchOptions, Program
 from launcher.prepare.job import resolve_job
@@ -20,9 +23,10 @@ from launcher.prepare.plan import format_plan
 from launcher.prepare.validate import working_directory
 from launcher.resolve.node_check import check_backend
 
-__all__ = ["report_rows", "report_command"]
+__all__ = ["report_rows", "report_command", "WithReport", "REPORT_PROG"]
 
-_PROG = "accel-report"
+REPORT = "report"  # the subcommand: `accel-launch report` is `accel-report`
+REPORT_PROG = "accel-report"
 
 # The report has no program of its own; preparing a launch reads none.
 _NO_PROGRAM = Program("script", "")
@@ -31,7 +35,7 @@ _NO_PROGRAM = Program("script", "")
 def report_rows(environ: dict[str, str], cwd: Path, compile_backend: str | None, ds_config: str | None,
                 env_file: str | None, accelerator: str | None = None) -> tuple[list[tuple[str, str]], str | None]:
     """(label, value) rows of the report, and why a launch here would be refused (None: it would start);
-    raises LaunchError or ValueError on input that gives no launch to report."""
+    raises LaunchError on input that gives no launch to report."""
     options = LaunchOptions(_NO_PROGRAM, compile_backend=compile_backend, accelerator=accelerator,
                             ds_config=ds_config, env_file=env_file)
     job = resolve_job(options, environ, cwd, place=False)
@@ -79,10 +83,24 @@ def report_command(compile_backend: str | None, ds_config: str | None, env_file:
     try:
         rows, refusal = report_rows(dict(os.environ), working_directory(), compile_backend, ds_config, env_file,
                                     accelerator)
-    except (LaunchError, ValueError) as exc:
-        fail(_PROG, str(exc))
+    except LaunchError as exc:
+        fail(REPORT_PROG, str(exc))
     click.echo("accel-launch report")
     click.echo(format_plan(rows))
-    fail_if_output_lost(_PROG)  # before the refusal's line: a lost report is the first thing to say
+    fail_if_output_lost(REPORT_PROG)  # before the refusal's line: a lost report is the first thing to say
     if refusal is not None:
-        fail(_PROG, f"a launch here would be refused: {refusal}")
+        fail(REPORT_PROG, f"a launch here would be refused: {refusal}")
+
+
+class WithReport(OneLineCommand):
+    """A command whose first argument `report` runs the report instead (`accel-launch report ...` is
+    `accel-report ...`), unless a file called `report` is in the working directory: that is a script to
+    launch, as it was before the subcommand existed. Not a click Group, whose help, usage line and PET_*
+    variables would be its own: `accel-launch --help` stays the launch's, SCRIPT first."""
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, **kwargs: Any) -> Any:
+        """Run the report for `report ...` (unless ./report exists), else this command."""
+        argv = list(sys.argv[1:] if args is None else args)
+        if argv[:1] == [REPORT] and not os.path.exists(REPORT):
+            return report_command.main(argv[1:], prog_name=REPORT_PROG, **kwargs)
+        return super().main(argv, prog_name=prog_name, **kwargs)

@@ -7,8 +7,6 @@ first line (the interpreter's own start and its site imports) is Python's: nothi
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Callable
 
 from launcher.signal_rules import install_signal_rules
@@ -17,15 +15,13 @@ __all__ = ["main", "report_main", "node_main"]
 
 
 def main() -> None:
-    """Console script `accel-launch` (and `python -m launcher`); `accel-launch report` prints the report."""
-    if sys.argv[1:2] == ["report"] and not os.path.exists("report"):
-        return _start(lambda: _report(sys.argv[2:]))
+    """Console script `accel-launch` (and `python -m launcher`), with its subcommand `report`."""
     _start(_launch)
 
 
 def report_main() -> None:
     """Console script `accel-report`."""
-    _start(lambda: _report(sys.argv[1:]))
+    _start(_report)
 
 
 def node_main() -> None:
@@ -35,13 +31,13 @@ def node_main() -> None:
 
 def _start(entry: Callable[[], object]) -> None:
     """The signal rules first (this module and theirs import only what the interpreter has loaded already),
-    then the guards on the standard streams and the last resort."""
+    then the guards on the standard streams and on bugs of ours (one line, never a traceback)."""
     install_signal_rules()
-    from launcher.cli.last_resort import run_last_resort
+    from launcher.cli.internal_error import run_catching_bugs
     from launcher.cli.std_streams import guard_std_streams
 
     guard_std_streams()
-    run_last_resort(entry)
+    run_catching_bugs(entry)
 
 
 def _launch() -> None:
@@ -50,10 +46,10 @@ def _launch() -> None:
     accel_launch(prog_name="accel-launch")
 
 
-def _report(argv: list[str]) -> None:
-    from launcher.cli.report import report_command
+def _report() -> None:
+    from launcher.cli.report import REPORT_PROG, report_command
 
-    report_command(args=argv, prog_name="accel-report")
+    report_command(prog_name=REPORT_PROG)
 
 
 def _node() -> None:

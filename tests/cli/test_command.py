@@ -76,3 +76,15 @@ def test_a_note_goes_to_stderr_and_the_plan_to_stdout(cli: CliRunnerFn) -> None:
     assert result.stderr.startswith("accel-launch: note: cpu has no devices to choose from")
     assert result.row("ranks per node") == "2"
     assert "note" not in result.stdout
+
+
+def test_a_value_error_from_our_own_code_is_not_worded_as_a_usage_error(
+    cli: CliRunnerFn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Only LaunchError is the user's; a ValueError of ours is a bug and goes on to the internal-error line.
+    def a_bug(*args: object, **kwargs: object) -> None:
+        raise ValueError("a bug of ours")
+
+    monkeypatch.setattr("launcher.cli.command.prepare_job", a_bug)
+    with pytest.raises(ValueError, match="a bug of ours"):
+        cli(["--dry-run", str(RECORD_RANK)])

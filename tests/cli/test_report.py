@@ -1,5 +1,6 @@
 """`accel-report` in-process (click's CliRunner): its usage errors are one line, and a launch it shows as
-refused ends in that launch's own error line and exit status 2, after the table."""
+refused ends in that launch's own error line and exit status 2, after the table. `accel-launch report` is the
+same command, unless a file called report is in the working directory: then that is the script to launch."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from launcher.cli.report import report_command
+from tests.launches import CliRunnerFn, Launcher
 
 
 def _report(args: Sequence[str], monkeypatch: pytest.MonkeyPatch, cwd: Path) -> Result:
@@ -59,3 +61,38 @@ def test_a_removed_working_directory_is_one_line_for_the_report_too(monkeypatch:
     result = CliRunner().invoke(report_command, [], prog_name="accel-report")
     assert (result.exit_code, result.stdout) == (2, "")
     assert result.stderr.startswith("accel-report: error: the working directory cannot be used")
+
+
+def test_accel_launch_report_is_the_report_under_its_own_name(cli: CliRunnerFn, monkeypatch: pytest.MonkeyPatch,
+                                                              tmp_path: Path) -> None:
+    through_launch = cli(["report", "--compile-backend", "eager"])
+    alone = _report(["--compile-backend", "eager"], monkeypatch, tmp_path)
+    assert (through_launch.status, through_launch.stderr) == (0, "")
+    assert through_launch.stdout == alone.stdout
+    assert through_launch.stdout.startswith("accel-launch report\n")
+
+
+def test_accel_launch_report_words_its_usage_errors_as_accel_report(cli: CliRunnerFn) -> None:
+    result = cli(["report", "--nope"])
+    assert (result.status, result.stdout, result.stderr) == (2, "", "accel-report: error: No such option '--nope'.\n")
+
+
+def test_a_report_in_the_working_directory_is_the_script_to_launch_not_the_subcommand(cli: CliRunnerFn,
+                                                                                     tmp_path: Path) -> None:
+    (tmp_path / "report").mkdir()  # a folder: the launch refuses it before any rank starts
+    result = cli(["report"])
+    assert (result.status, result.stdout) == (2, "")
+    assert result.stderr.startswith("accel-launch: error: script 'report': is a directory")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_a_script_called_report_in_the_working_directory_is_launched_with_its_arguments(launch: Launcher,
+                                                                                         tmp_path: Path) -> None:
+    (tmp_path / "report").write_text("import json, os, sys\n"
+                                     "path = os.path.join(os.environ['RECORD_DIR'], 'rank-0.json')\n"
+                                     "open(path, 'w').write(json.dumps({'argv': sys.argv}))\n")
+    result = launch(["report", "--compile-backend", "eager"])
+    assert result.returncode == 0, result.stderr
+    assert "accel-launch report" not in result.stdout
+    assert result.records()[0]["argv"][1:] == ["--compile-backend", "eager"]

@@ -26,6 +26,12 @@ PLANTED_BUG = (sys.executable, "-c", "import sys; import launcher.run.spawn as s
                "spawn.sweep_descendants = broken\n"
                "sys.argv = ['accel-launch', *sys.argv[1:]]\n"
                "from launcher.cli.start import main\nmain()\n")
+# A ValueError of ours, planted where a launch prepares its job: a bug, not the user's bad input.
+PLANTED_VALUE_ERROR = (sys.executable, "-c", "import sys; import launcher.cli.command as command\n"
+                       "def broken(*args, **kwargs): raise ValueError('a planted bug')\n"
+                       "command.prepare_job = broken\n"
+                       "sys.argv = ['accel-launch', *sys.argv[1:]]\n"
+                       "from launcher.cli.start import main\nmain()\n")
 # A pause planted in the launcher: the file `paused` says the launcher is there, and it goes on once the test
 # writes `release` (or after 60 s).
 PAUSE = ("import os, pathlib, sys, time\n"
@@ -117,6 +123,15 @@ def test_a_bug_of_ours_is_one_line_asking_for_a_report_and_the_private_folder_is
     assert "please report this bug" in lines[0]
     assert launcher_leftovers(temp) == []
     figures(status=finished.returncode, seconds=finished.seconds)
+
+
+@pytest.mark.timeout(60)
+def test_a_value_error_of_ours_is_the_internal_error_line_not_a_usage_error(start_job):
+    finished = start_job([OK], {}, command=PLANTED_VALUE_ERROR).finish()
+
+    assert finished.returncode == 1, finished.stderr
+    assert finished.stderr.startswith("accel-launch: internal error in accel-launch 0.1.0: ValueError: a planted bug")
+    assert "accel-launch: error:" not in finished.stderr and "Traceback" not in finished.stderr
 
 
 @pytest.mark.timeout(120)

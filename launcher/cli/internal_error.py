@@ -1,5 +1,7 @@
-"""The launcher never ends in a traceback: an unexpected error becomes one line that asks for a report, and
-whatever the launcher made is undone (signals have their own rules: launcher/signal_rules.py).
+"""A bug of ours as one line: the launcher never ends in a traceback. An exception that no other part
+handled becomes `accel-launch: internal error ...`, asking for a report, with exit status 1, and whatever
+the launcher made is undone (signals have their own rules: launcher/signal_rules.py). Click-free: it runs
+before click is imported.
 """
 
 from __future__ import annotations
@@ -11,19 +13,20 @@ from collections.abc import Callable
 from launcher.cli.escaped import one_line
 from launcher.signal_rules import clean_up
 
-__all__ = ["run_last_resort", "INTERNAL_ERROR_STATUS"]
+__all__ = ["run_catching_bugs", "INTERNAL_ERROR_STATUS"]
 
 INTERNAL_ERROR_STATUS = 1
 _ISSUES = "please report this bug to the accel-launch maintainers, with the command line"
 
 
-def run_last_resort(entry: Callable[[], object]) -> None:
-    """Run `entry`; an exception it lets out is one stderr line and exit 1, after the private folders are removed."""
+def run_catching_bugs(entry: Callable[[], object]) -> None:
+    """Run `entry`; an exception it lets out is one stderr line and exit 1, after the private folders are
+    removed."""
     try:
         entry()
     except SystemExit:
         raise
-    except BaseException as exc:  # noqa: BLE001  (the last resort: anything else is a bug of ours)
+    except BaseException as exc:  # noqa: BLE001  (anything that comes this far is a bug of ours)
         clean_up()
         detail = one_line(" ".join(str(exc).split())[:300])
         _write(f"accel-launch: internal error in accel-launch {_version()}: {type(exc).__name__}: {detail}; {_ISSUES}")

@@ -1,4 +1,4 @@
-"""Where the console scripts' error lines are written: one line each, whatever the user typed.
+"""How the console scripts end on an error: one line on stderr, whatever the user typed, and a status.
 
 Every `PROG: error: ...` line goes through `fail`, which shows user text with its control characters
 escaped (`launcher.cli.escaped`: a newline in a file name is `\\n`, never a second line), and every click

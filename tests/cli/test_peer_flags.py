@@ -1,11 +1,12 @@
 """torchrun's and DeepSpeed's flags: each row of docs/FLAGS.md is implemented or refused in one line.
 
 In-process through click (`launcher.cli.command.accel_launch`) and `--dry-run`: nothing starts here; the launches
-that need real ranks are in test_dropin_launches.py.
+that need real ranks are in tests/jobs/test_dropin_launches.py.
 """
 
 from __future__ import annotations
 
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,9 @@ from click.testing import CliRunner, Result
 
 from accelerators.cuda import CUDAAccelerator
 from launcher.cli.command import accel_launch
+from launcher.cli.flags import LaunchFlags, PeerFlags
+from launcher.cli.peer_flags import REFUSED as REFUSED_FLAGS
+from launcher.multinode.head.selection import HostFlags
 from launcher.prepare.config import JobConfig, RunSettings
 from launcher.prepare.engine_options import EngineOptions
 from tests.launches import clean_environ
@@ -270,3 +274,11 @@ def test_every_flag_of_torchruns_and_deepspeeds_parsers_is_known_here(monkeypatc
     for parser in (get_args_parser(), deepspeed.value.args[0]):
         theirs = {name for action in parser._actions for name in action.option_strings} - {"-h", "--help"}
         assert theirs <= ours, sorted(theirs - ours)
+
+
+def test_every_flag_lands_in_exactly_one_typed_field() -> None:
+    # The click layer packs its values into LaunchFlags, PeerFlags and HostFlags by field name.
+    own = {"script", "script_args", "module", "no_python", "dry_run", "verbose", "quiet", "log_level"}
+    packed = [*own, *(item.name for kind in (LaunchFlags, PeerFlags, HostFlags) for item in fields(kind)
+                      if item.name not in ("program", "verbose", "quiet", "refused")), *REFUSED_FLAGS]
+    assert sorted(packed) == sorted(param.name for param in accel_launch.params)
