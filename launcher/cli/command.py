@@ -18,11 +18,12 @@ from launcher.cli.dropin import ETCD_BACKENDS, MPI_RUNNERS, translate
 from launcher.cli.numbers import Integer, Seconds
 from launcher.cli.one_line import OneLineCommand, fail
 from launcher.cli.peer_flags import PEER_NAMES, both, peer_options
+from launcher.contract.job import Program, RunSettings
 from launcher.errors import FlagConflictError, LaunchError
 from launcher.limits import NODES, PORTS, RANKS_PER_NODE
 from launcher.multinode.head.selection import HostFlags
-from launcher.prepare.config import LaunchOptions, Program, RunSettings
 from launcher.prepare.job import PreparedJob, check_ports, prepare_job
+from launcher.prepare.options import LaunchOptions
 from launcher.prepare.plan import format_plan, plan_rows
 from launcher.prepare.validate import check_options, working_directory
 
@@ -160,9 +161,10 @@ def accel_launch(script: str, script_args: tuple[str, ...], module: bool, no_pyt
 
 def run_node_job() -> None:
     """A node launcher that a hostfile launch's head started: the job comes as data
-    (launcher.multinode.node.job), and this node only places it on itself."""
-    from launcher.multinode.node.job import STOP_ON_STDIN_EOF, read_node_job
+    (launcher.prepare.node_job), and this node only places it on itself."""
+    from launcher.contract.names import STOP_ON_STDIN_EOF
     from launcher.prepare.job import place_node_job
+    from launcher.prepare.node_job import read_node_job
 
     try:
         job = place_node_job(read_node_job(os.environ), dict(os.environ), working_directory())

@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from launcher.cli.peer_flags import REFUSED
+from launcher.contract.engine_options import EngineOptions, parse_ranks_filter
+from launcher.contract.names import DEFAULT_MASTER_PORT
+from launcher.contract.rdzv_conf import parse_rdzv_conf
 from launcher.errors import FlagConflictError, RefusedFlagError, UsageError
 from launcher.multinode.head.selection import HostFlags
-from launcher.prepare.engine_options import EngineOptions, parse_ranks_filter
-from launcher.prepare.rdzv_conf import parse_rdzv_conf
 from launcher.prepare.local_slots import LOCALHOST, LocalSelection
-from launcher.run.rendezvous.choice import DEFAULT_MASTER_PORT
 
 __all__ = ["translate", "MPI_RUNNERS", "ETCD_BACKENDS"]
 

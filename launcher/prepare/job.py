@@ -11,14 +11,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from accelerators import AcceleratorUnavailableError, UnknownAcceleratorError, accelerator_class
+from launcher.contract.job import JobConfig
+from launcher.contract.names import ACCELERATOR_VAR, CPU_BINDING_VAR, DEFAULT_MASTER_PORT, NODE_HOSTS_VAR
 from launcher.errors import AcceleratorChoiceError, UsageError
 from launcher.multinode.errors import NodeIdentityError
 from launcher.multinode.node.addresses import place_node
 from launcher.multinode.node.identity import NodeIdentity, node_identity
-from launcher.multinode.node.table import HOSTS_VAR
-from launcher.prepare.config import JobConfig, LaunchOptions
-from launcher.prepare.cpu_binding import CPU_BINDING_VAR, binding_env, check_binding_env, parse_core_list, split_cores
+from launcher.prepare.cpu_binding import binding_env, check_binding_env, parse_core_list, split_cores
 from launcher.prepare.local_slots import LocalSelection
+from launcher.prepare.options import LaunchOptions
 from launcher.prepare.ports import ensure_port_free
 from launcher.prepare.validate import check_program
 from launcher.resolve.backend import resolve_backend
@@ -26,8 +27,7 @@ from launcher.resolve.ds_config import find_ds_config
 from launcher.resolve.envfile import default_env_file, read_env_file
 from launcher.resolve.node_check import check_backend
 from launcher.resolve.node_facts import AcceleratorFacts, accelerator_facts
-from launcher.run.rank_env import ACCELERATOR_VAR, backend_environment, node_environment, physical_cores
-from launcher.run.rendezvous.choice import DEFAULT_MASTER_PORT
+from launcher.run.rank_env import backend_environment, node_environment, physical_cores
 
 __all__ = ["PreparedJob", "prepare_job", "resolve_job", "place_node_job", "check_ports"]
 
@@ -110,8 +110,8 @@ def place_node_job(job: JobConfig, environ: dict[str, str], cwd: Path) -> Prepar
     check_backend(job.backend, accelerator)
     identity = node_identity(job_environ)
     if identity is None or identity.node is None:
-        raise NodeIdentityError(HOSTS_VAR, environ.get(HOSTS_VAR, ""), "a node launcher needs the node table its "
-                                "head sends (start it with accel-launch --hostfile)")
+        raise NodeIdentityError(NODE_HOSTS_VAR, environ.get(NODE_HOSTS_VAR, ""), "a node launcher needs the node "
+                                "table its head sends (start it with accel-launch --hostfile)")
     config = replace(job, accelerator=accelerator.name, nproc_per_node=len(identity.node.slots),
                      node_rank=identity.node_rank)
     return PreparedJob(_on_this_node(config, identity.host, identity.node.slots, job_environ), accelerator)

@@ -18,11 +18,9 @@ from typing import NoReturn
 from accelerators import Accelerator, UnsupportedBackendError, explain_unsupported, get_accelerator, is_import_path
 from accelerators.backends import runnable_backends
 from accelerators.torch_build import torch_build
+from launcher.contract.names import BACKEND_SOURCE_VAR, BACKEND_VAR, REFUSAL_PHRASE, VALIDATION_STATUS
+from launcher.rank import node_facts_cache as facts_cache
 from launcher.rank.after_import import after_import
-from launcher.resolve import node_facts_cache as facts_cache
-from launcher.resolve.backend import ENV_VAR
-from launcher.run.failure import REFUSAL_PHRASE, VALIDATION_STATUS
-from launcher.run.rank_env import SOURCE_VAR
 from launcher.whole_file import write_whole
 
 __all__ = ["install_backend", "refuse"]
@@ -30,8 +28,8 @@ __all__ = ["install_backend", "refuse"]
 
 def install_backend() -> Accelerator:
     """Validate the resolved backend in this rank and arrange for torch to use it; exits 2 on a refusal."""
-    backend = os.environ.get(ENV_VAR, "")
-    source = os.environ.get(SOURCE_VAR, ENV_VAR)
+    backend = os.environ.get(BACKEND_VAR, "")
+    source = os.environ.get(BACKEND_SOURCE_VAR, BACKEND_VAR)
     try:
         accelerator = get_accelerator()
         accelerator.assume_supported_backends(facts_cache.backends_for(accelerator, torch_build(), os.environ))

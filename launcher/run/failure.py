@@ -3,20 +3,15 @@
 from __future__ import annotations
 
 import signal
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 
+from launcher.contract.names import REFUSAL_PHRASE, START_REFUSAL_PHRASE, VALIDATION_STATUS
 from launcher.run.root_cause import RootCause, clip, read_error_file
 
-__all__ = ["RankFailure", "exit_status", "tail_lines", "failure_from_engine", "VALIDATION_STATUS",
-           "REFUSAL_PHRASE", "START_REFUSAL_PHRASE"]
+__all__ = ["RankFailure", "exit_status", "tail_lines", "failure_from_engine"]
 
-# The status the bootstrap exits with when a rank refuses the compile backend (a configuration error).
-VALIDATION_STATUS = 2
-# The phrase the bootstrap's refusal line carries, by which the launcher tells it from other failures.
-REFUSAL_PHRASE = "refused the compile backend"
-# The phrase of the bootstrap's refusal to run the program at all (a binding or a program it cannot use).
-START_REFUSAL_PHRASE = "refused to start"
 _TAIL_LINES = 20
 _TAIL_LINE_BYTES = 1 << 10
 
@@ -86,8 +81,6 @@ def tail_lines(path: Path, count: int = _TAIL_LINES) -> tuple[str, ...]:
 def failure_from_engine(rank: int, exitcode: int, error_file: str | None, tail: tuple[str, ...]) -> RankFailure:
     """Build the account of the first failure torch elastic reports: its status, what the rank left in its
     error file (read here as untrusted input, never by the engine) and the last lines of its stderr."""
-    import socket  # not at import: every rank imports this module for the refusal's words
-
     recorded = read_error_file(error_file)
     cause = recorded.cause
     return RankFailure(rank=rank, host=socket.gethostname(), exitcode=exitcode,

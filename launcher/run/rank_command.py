@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from launcher.prepare.config import JobConfig
+from launcher.contract.job import JobConfig
 
 __all__ = ["rank_command"]
 

@@ -5,36 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from launcher.resolve.backend import ENV_VAR, ResolvedBackend
+from launcher.contract.backend import ResolvedBackend
+from launcher.contract.names import ACCELERATOR_VAR, BACKEND_SOURCE_VAR, BACKEND_VAR
 
-__all__ = [
-    "LAUNCHER_PID_VAR",
-    "SOURCE_VAR",
-    "ACCELERATOR_VAR",
-    "TORCHRUN_VARS",
-    "backend_environment",
-    "node_environment",
-    "omp_threads",
-    "physical_cores",
-]
-
-LAUNCHER_PID_VAR = "ACCEL_LAUNCHER_PID"
-SOURCE_VAR = "ACCEL_COMPILE_BACKEND_SOURCE"
-ACCELERATOR_VAR = "ACCEL_ACCELERATOR"
-TORCHRUN_VARS = (
-    "RANK",
-    "LOCAL_RANK",
-    "WORLD_SIZE",
-    "LOCAL_WORLD_SIZE",
-    "GROUP_RANK",
-    "MASTER_ADDR",
-    "MASTER_PORT",
-)
+__all__ = ["backend_environment", "node_environment", "omp_threads", "physical_cores"]
 
 
 def backend_environment(backend: ResolvedBackend) -> dict[str, str]:
     """The resolved backend and its source: the same for every rank of every node."""
-    return {ENV_VAR: backend.name, SOURCE_VAR: backend.source}
+    return {BACKEND_VAR: backend.name, BACKEND_SOURCE_VAR: backend.source}
 
 
 def node_environment(

@@ -20,8 +20,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from launcher.prepare.config import JobConfig
-from launcher.prepare.engine_options import parse_std
+from launcher.contract.engine_options import parse_std
+from launcher.contract.job import JobConfig
+from launcher.contract.names import LAUNCHER_PID_VAR, TIMEOUT_STATUS, TORCHRUN_RUN_ID
 from launcher.run.exit_order import ExitOrder
 from launcher.run.failure import RankFailure, exit_status, failure_from_engine, tail_lines
 from launcher.run.first_failure import first_failure, lost_peer_note
@@ -29,19 +30,15 @@ from launcher.run.grace import bounded_stops
 from launcher.run.job_signals import ranks_running, received_signal
 from launcher.run.leftovers import make_private_folder
 from launcher.run.rank_command import rank_command
-from launcher.run.rank_env import LAUNCHER_PID_VAR
 from launcher.run.rank_output import MARKER_TEMPLATE, prefix_template, rank_prefixes
 from launcher.run.reaper import become_subreaper, sweep_descendants
 from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, rendezvous, standalone_like
 from launcher.run.restarts import restart_environment
 from launcher.signal_rules import stop_outcome
 
-__all__ = ["JobOutcome", "run_job", "silence_engine_logs", "TIMEOUT_STATUS"]
+__all__ = ["JobOutcome", "run_job", "silence_engine_logs"]
 
 logger = logging.getLogger(__name__)
-TIMEOUT_STATUS = 124
-# torchrun's --rdzv-id default: nodes started by hand without an id still meet, as under torchrun.
-TORCHRUN_RUN_ID = "none"
 
 
 @dataclass(frozen=True)

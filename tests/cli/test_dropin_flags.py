@@ -13,8 +13,8 @@ from click.testing import CliRunner, Result
 
 from accelerators.cuda import CUDAAccelerator
 from launcher.cli.command import accel_launch
-from launcher.prepare.config import JobConfig, RunSettings
-from launcher.prepare.engine_options import EngineOptions
+from launcher.contract.engine_options import EngineOptions
+from launcher.contract.job import JobConfig, RunSettings
 from tests.launches import clean_environ
 
 

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from launcher.prepare.cpu_binding import CPU_BINDING_VAR, apply_cpu_binding, binding_env, parse_core_list, split_cores
+from launcher.contract.names import CPU_BINDING_VAR
 from launcher.errors import UsageError
+from launcher.prepare.cpu_binding import binding_env, parse_core_list, split_cores
+from launcher.rank.cpu_binding import apply_cpu_binding
 from tests.launches import SCRIPTS, Launcher
 
 REPO = Path(__file__).resolve().parents[2]
@@ -47,7 +49,7 @@ def test_the_ranks_get_their_shares_and_omp_threads_unless_set() -> None:
 
 def test_apply_cpu_binding_pins_the_process_to_its_local_ranks_share() -> None:
     core = sorted(os.sched_getaffinity(0))[-1]
-    code = ("import os; from launcher.prepare.cpu_binding import apply_cpu_binding; "
+    code = ("import os; from launcher.rank.cpu_binding import apply_cpu_binding; "
             "print(sorted(apply_cpu_binding())); print(sorted(os.sched_getaffinity(0)))")
     env = {**os.environ, CPU_BINDING_VAR: f"0;{core}", "LOCAL_RANK": "1"}
     out = subprocess.run([sys.executable, "-c", code], env=env, cwd=REPO, capture_output=True, text=True, check=True)

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from launcher import whole_file
+from launcher.contract.names import REFUSAL_PHRASE, VALIDATION_STATUS
 from launcher.rank import backend
-from launcher.run.failure import REFUSAL_PHRASE, VALIDATION_STATUS
 
 
 def test_the_refusal_is_one_json_record_in_the_engines_error_file(

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import socket
 
-from launcher.prepare.config import JobConfig
+from launcher.contract.job import JobConfig
+from launcher.contract.names import DEFAULT_MASTER_PORT
 
-__all__ = ["rendezvous", "standalone_like", "AGREEMENT_PREFIX", "DEFAULT_MASTER_PORT", "ONE_NODE_BACKEND"]
+__all__ = ["rendezvous", "standalone_like", "AGREEMENT_PREFIX", "ONE_NODE_BACKEND"]
 
 AGREEMENT_PREFIX = "accel-"
 ONE_NODE_BACKEND = "one-node"
-DEFAULT_MASTER_PORT = 29500
 
 
 def rendezvous(config: JobConfig) -> tuple[str, str, dict[str, object]]:

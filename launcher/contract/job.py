@@ -1,5 +1,5 @@
-"""The two frozen values of a launch: what the user asked for (`LaunchOptions`), and the job it resolves to
-(`JobConfig`), built once and used by the plan, the report, the run and, as data, by every node.
+"""The job a launch resolves to (`JobConfig`): built once by `launcher.prepare`, used by the plan, the report
+and the run and, as data (JSON), by every node of a hostfile launch.
 
 `RunSettings` is the part that passes from the command line to the engine unchanged: it is carried whole,
 never copied field by field, so a new setting reaches every node without being remembered anywhere.
@@ -14,13 +14,12 @@ import types
 import typing
 from dataclasses import dataclass, field, fields, is_dataclass
 
+from launcher.contract.backend import ResolvedBackend
+from launcher.contract.engine_options import EngineOptions
 from launcher.errors import UsageError
 from launcher.limits import NODES, TOTAL_RANKS, check_count, whole_number
-from launcher.prepare.engine_options import EngineOptions
-from launcher.prepare.local_slots import LocalSelection
-from launcher.resolve.backend import ResolvedBackend
 
-__all__ = ["Program", "RunSettings", "LaunchOptions", "JobConfig", "JobDataError", "PROGRAM_MODES", "PROGRAM_PREFIX"]
+__all__ = ["Program", "RunSettings", "JobConfig", "JobDataError", "PROGRAM_MODES", "PROGRAM_PREFIX"]
 
 PROGRAM_MODES = ("script", "module", "exec")
 # How each mode is written after the launcher's own options.
@@ -74,25 +73,6 @@ class RunSettings:
             raise UsageError("--timeout", self.timeout, "must be more than 0 seconds")
         if self.max_restarts < 0:
             raise UsageError("--max-restarts", self.max_restarts, "must be 0 or more")
-
-
-@dataclass(frozen=True)
-class LaunchOptions:
-    """The command line, as plain values: what prepare_job resolves."""
-
-    program: Program
-    settings: RunSettings = field(default_factory=RunSettings)
-    compile_backend: str | None = None
-    accelerator: str | None = None
-    ds_config: str | None = None
-    nproc_per_node: str = "1"
-    nnodes: str = "1"
-    node_rank: int | None = None
-    rdzv_endpoint: str = ""
-    rdzv_id: str = ""
-    env_file: str | None = None
-    extra_env: dict[str, str] = field(default_factory=dict)
-    local_selection: LocalSelection | None = None
 
 
 @dataclass(frozen=True)

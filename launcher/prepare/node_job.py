@@ -3,29 +3,21 @@
 The head prepares the job once (options, env file, ds_config, backend); every node gets it whole, so no
 option can be left behind and no node resolves anything again. The node only places it on itself, after
 checking it as untrusted input: every field of its type, every number finite, every setting as the head's
-own checks would take it (launcher.prepare.validate.check_settings).
+own checks would take it (`check_settings`). Placing it is `place_node_job` (launcher.prepare.job).
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping
 from typing import NoReturn
 
+from launcher.contract.job import JobConfig, JobDataError
+from launcher.contract.names import NODE_JOB_VAR
 from launcher.multinode.errors import NodeIdentityError
-from launcher.prepare.config import JobConfig, JobDataError
 from launcher.prepare.validate import check_settings
 from launcher.resolve.variable_names import NAME_RULE, is_variable_name
 
-__all__ = ["NODE_JOB_VAR", "STOP_ON_STDIN_EOF", "node_launcher_argv", "read_node_job"]
-
-NODE_JOB_VAR = "ACCEL_NODE_JOB"
-STOP_ON_STDIN_EOF = "--stop-on-stdin-eof"
-
-
-def node_launcher_argv(stop_on_stdin_eof: bool) -> list[str]:
-    """The command a node runs; with ssh it stops its ranks when the head's ssh client goes away."""
-    return [sys.executable, "-m", "launcher.multinode.node", *([STOP_ON_STDIN_EOF] if stop_on_stdin_eof else [])]
+__all__ = ["read_node_job"]
 
 
 def read_node_job(environ: Mapping[str, str]) -> JobConfig:

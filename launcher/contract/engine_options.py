@@ -10,11 +10,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from launcher.contract.rdzv_conf import check_rdzv_conf
+from launcher.contract.seconds import check_seconds
+from launcher.contract.text import check_host, check_printable
 from launcher.errors import UsageError
 from launcher.limits import RANKS_PER_NODE, whole_number
-from launcher.prepare.rdzv_conf import check_rdzv_conf
-from launcher.prepare.seconds import check_seconds
-from launcher.prepare.text import check_host, check_printable
 
 __all__ = ["EngineOptions", "parse_std", "parse_ranks_filter", "EVENT_LOG_HANDLERS", "MAX_MONITOR_SECONDS"]
 

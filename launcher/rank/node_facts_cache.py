@@ -34,8 +34,8 @@ from pathlib import Path
 from accelerators import Accelerator, backend_requirements, backends, registry
 from accelerators.backend_requirements import PACKAGE_NEEDED, package_installed
 from accelerators.torch_build import TorchBuild
-from launcher.resolve.entry_points import entry_point_pairs
-from launcher.resolve.safe_read import UnsafeFileError, ownership_problem, read_user_text
+from launcher.rank.entry_points import entry_point_pairs
+from launcher.safe_read import UnsafeFileError, ownership_problem, read_user_text
 from launcher.whole_file import write_whole
 
 __all__ = [
@@ -183,7 +183,7 @@ def _vendor_packages() -> list[str]:
 
 
 def _distribution_version(name: str) -> str | None:
-    from importlib import metadata  # only off the rank's usual path: see launcher.resolve.entry_points
+    from importlib import metadata  # only off the rank's usual path: see launcher.rank.entry_points
 
     try:
         return metadata.version(name)

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from launcher.cli.dropin import translate
+from launcher.contract.backend import ResolvedBackend
+from launcher.contract.engine_options import EVENT_LOG_HANDLERS, EngineOptions, parse_std
+from launcher.contract.job import JobConfig, Program, RunSettings
+from launcher.contract.rdzv_conf import parse_rdzv_conf
+from launcher.contract.seconds import MAX_SECONDS
 from launcher.multinode.head.selection import HostFlags
-from launcher.prepare.config import JobConfig, Program, RunSettings
-from launcher.prepare.engine_options import EVENT_LOG_HANDLERS, EngineOptions, parse_std
-from launcher.prepare.rdzv_conf import parse_rdzv_conf
-from launcher.prepare.seconds import MAX_SECONDS
-from launcher.resolve.backend import ResolvedBackend
 from launcher.run.spawn import _elastic_config, _streams
 
 BACKEND = ResolvedBackend("eager", "--compile-backend", "eager")

@@ -18,7 +18,7 @@ from accelerators.cpu import CPUAccelerator
 from accelerators.cuda import CUDAAccelerator
 from accelerators.detect import detect_from_build
 from accelerators.torch_build import TorchBuild, torch_build
-from launcher.resolve import node_facts_cache as facts_cache
+from launcher.rank import node_facts_cache as facts_cache
 from launcher.resolve.node_facts import accelerator_facts
 
 REPO = Path(__file__).resolve().parents[2]

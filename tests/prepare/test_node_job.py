@@ -14,16 +14,18 @@ from pathlib import Path
 
 import pytest
 
+from launcher.contract.engine_options import EngineOptions
+from launcher.contract.hosts import NodeSpec
+from launcher.contract.job import JobConfig, Program, RunSettings
+from launcher.contract.names import NODE_JOB_VAR
+from launcher.contract.names import CPU_BINDING_VAR
+from launcher.contract.node_table import node_row_env, node_table_env
 from launcher.errors import LaunchError, ScriptNotFoundError
 from launcher.multinode.errors import NodeIdentityError
 from launcher.multinode.head.commands import node_job
-from launcher.multinode.head.selection import NodeSpec
-from launcher.multinode.node.job import NODE_JOB_VAR, read_node_job
-from launcher.multinode.node.table import node_row_env, node_table_env
-from launcher.prepare.config import JobConfig, LaunchOptions, Program, RunSettings
-from launcher.prepare.cpu_binding import CPU_BINDING_VAR
-from launcher.prepare.engine_options import EngineOptions
 from launcher.prepare.job import place_node_job, prepare_job
+from launcher.prepare.node_job import read_node_job
+from launcher.prepare.options import LaunchOptions
 
 NODES = (NodeSpec("hosta", (0, 1, 2)), NodeSpec("hostb", (0, 1)))
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Mapping
 
+from launcher.contract.seconds import whole_seconds
 from launcher.errors import UsageError
-from launcher.prepare.seconds import whole_seconds
 
 __all__ = ["parse_rdzv_conf", "check_rdzv_conf", "RDZV_CONF_KEYS"]
 
