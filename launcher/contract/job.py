@@ -79,8 +79,9 @@ class RunSettings:
 class JobConfig:
     """Everything a node launcher needs to start its ranks.
 
-    `job_env` is the same on every node (the env file's values, the resolved backend); `node_env` is this
-    node's own (its accelerator, devices, threads, cores, and where it sits in the rendezvous).
+    `job_env` is the same on every node (the env file's values, `extra_env`); `backend` reaches every rank as its
+    environment form; `node_env` is this node's own (its accelerator, devices, threads, cores, and where it
+    sits in the rendezvous).
     """
 
     program: Program
@@ -126,7 +127,7 @@ class JobConfig:
     @property
     def rank_env(self) -> dict[str, str]:
         """What this node's ranks get on top of the launcher's environment."""
-        return {**self.job_env, **self.node_env}
+        return {**self.job_env, **self.backend.environment(), **self.node_env}
 
     def to_json(self) -> str:
         """The config as JSON text (`from_json` gives it back equal)."""

@@ -27,7 +27,7 @@ from launcher.resolve.ds_config import find_ds_config
 from launcher.resolve.envfile import default_env_file, read_env_file
 from launcher.resolve.node_check import check_backend
 from launcher.resolve.node_facts import AcceleratorFacts, accelerator_facts
-from launcher.run.rank_env import backend_environment, node_environment, physical_cores
+from launcher.run.rank_env import node_environment, physical_cores
 
 __all__ = ["PreparedJob", "prepare_job", "resolve_job", "place_node_job", "check_ports"]
 
@@ -87,11 +87,7 @@ def resolve_job(options: LaunchOptions, environ: dict[str, str], cwd: Path, plac
         node_rank=node_rank,
         rdzv_endpoint=endpoint,
         rdzv_id=options.rdzv_id or (identity.job_id if identity is not None and identity.job_id else ""),
-        job_env={
-            **{k: v for k, v in file_values.items() if k not in environ},
-            **options.extra_env,
-            **backend_environment(backend),
-        },
+        job_env={**{k: v for k, v in file_values.items() if k not in environ}, **options.extra_env},
     )
     notes = () if node is not None or slots is None or devices_env else (
         f"{accelerator.name} has no devices to choose from: the device flags start {config.nproc_per_node} rank(s)",)

@@ -5,15 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from launcher.contract.backend import ResolvedBackend
-from launcher.contract.names import ACCELERATOR_VAR, BACKEND_SOURCE_VAR, BACKEND_VAR
+from launcher.contract.names import ACCELERATOR_VAR
 
-__all__ = ["backend_environment", "node_environment", "omp_threads", "physical_cores"]
-
-
-def backend_environment(backend: ResolvedBackend) -> dict[str, str]:
-    """The resolved backend and its source: the same for every rank of every node."""
-    return {BACKEND_VAR: backend.name, BACKEND_SOURCE_VAR: backend.source}
+__all__ = ["node_environment", "omp_threads", "physical_cores"]
 
 
 def node_environment(

@@ -8,8 +8,8 @@ and the last one in writes the verdict that the others wait for. On a mismatch e
 `BackendMismatchError` with that line, and first waits (up to the timeout) until every node has read
 the verdict, so that the node hosting the store does not leave first.
 
-The node's claim comes from the rendezvous configuration (`rdzv_configs` of the launch config):
-`accel_backend`, `accel_backend_source`, `accel_host`. The inner handler is made with the node's
+The node's claim comes from the rendezvous configuration (`rdzv_configs` of the launch config), where
+`ResolvedBackend.rendezvous_options` put it (launcher.contract.backend). The inner handler is made with the node's
 placement (`launcher.run.rendezvous.inner_handler`); a c10d wait that runs out says who came and how many
 never did.
 
@@ -31,13 +31,11 @@ from torch.distributed.elastic.rendezvous import (
     rendezvous_handler_registry,
 )
 
+from launcher.contract.backend import CLAIM_KEYS, BackendClaim
 from launcher.run.rendezvous.arrivals import Arrivals
-from launcher.run.rendezvous.backend_claims import BackendClaim, disagreement
 from launcher.run.rendezvous.inner_handler import inner_handler
 
-__all__ = ["BackendMismatchError", "AgreeingRendezvousHandler", "agree", "register_handlers", "CLAIM_KEYS"]
-
-CLAIM_KEYS = ("accel_backend", "accel_backend_source", "accel_host")
+__all__ = ["BackendMismatchError", "AgreeingRendezvousHandler", "agree", "disagreement", "register_handlers"]
 AGREEMENT_TIMEOUT = timedelta(seconds=60)
 _ARRIVALS = "accel/agreement/arrivals"
 _AGREED = b"agreed"
@@ -82,6 +80,17 @@ def agree(store: Store, rank: int, world_size: int, claim: BackendClaim, timeout
         return
     _leave_together(store, key("read"), key("all_read"), world_size, timeout)
     raise BackendMismatchError(message)
+
+
+def disagreement(first: BackendClaim, rank: int, claim: BackendClaim) -> str | None:
+    """None when node `rank`'s claim has node 0's backend (`first`), else the one line that names both."""
+    if claim.backend == first.backend:
+        return None
+    return (
+        f"the nodes resolved different compile backends: node 0 on {first.host} has {first.backend!r} "
+        f"(from {first.source}), node {rank} on {claim.host} has {claim.backend!r} (from {claim.source}); "
+        "give every node the same --compile-backend or ACCEL_COMPILE_BACKEND"
+    )
 
 
 def _wait(store: Store, key: str, timeout: timedelta, what: str, counter: str | None = None) -> None:

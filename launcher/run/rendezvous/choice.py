@@ -37,8 +37,7 @@ def rendezvous(config: JobConfig) -> tuple[str, str, dict[str, object]]:
     options = {"rank": config.node_rank, **timeouts} if backend == "static" else timeouts
     if config.node_range[1] > 1:
         backend = AGREEMENT_PREFIX + backend
-        options = {**options, "accel_backend": config.backend.name, "accel_backend_source": config.backend.source,
-                   "accel_host": socket.gethostname(), **_store_side(config)}
+        options = {**options, **config.backend.rendezvous_options(socket.gethostname()), **_store_side(config)}
     return backend, endpoint, options
 
 
