@@ -78,7 +78,7 @@ def test_every_folder_imports_only_folders_below_it_in_the_flow() -> None:
     ("rank.backend", "resolve.backend", False),
     ("contract.job", "prepare.job", False),
     ("multinode.node.__main__", "cli.start", True),
-    ("prepare.job", "run.rank_env", True),
+    ("prepare.job", "run.rank_process", True),
     ("rank.bootstrap", "contract.names", True),
     ("run.spawn", "run.rendezvous.choice", True),
 ])

@@ -7,27 +7,27 @@ A hostfile launch's head prepares the job once; each node it starts only places 
 from __future__ import annotations
 
 import os
+import socket
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from accelerators import AcceleratorUnavailableError, UnknownAcceleratorError, accelerator_class
 from launcher.contract.job import JobConfig
 from launcher.contract.names import ACCELERATOR_VAR, CPU_BINDING_VAR, DEFAULT_MASTER_PORT, NODE_HOSTS_VAR
-from launcher.errors import AcceleratorChoiceError, UsageError
+from launcher.errors import AcceleratorChoiceError, PortBusyError, UsageError
 from launcher.multinode.errors import NodeIdentityError
 from launcher.multinode.node.addresses import place_node
 from launcher.multinode.node.identity import NodeIdentity, node_identity
 from launcher.prepare.cpu_binding import binding_env, check_binding_env, parse_core_list, split_cores
 from launcher.prepare.local_slots import LocalSelection
 from launcher.prepare.options import LaunchOptions
-from launcher.prepare.ports import ensure_port_free
 from launcher.prepare.validate import check_program
 from launcher.resolve.backend import resolve_backend
 from launcher.resolve.ds_config import find_ds_config
 from launcher.resolve.envfile import default_env_file, read_env_file
 from launcher.resolve.node_check import check_backend
 from launcher.resolve.node_facts import AcceleratorFacts, accelerator_facts
-from launcher.run.rank_env import node_environment, physical_cores
+from launcher.run.rank_process import node_environment, physical_cores
 
 __all__ = ["PreparedJob", "prepare_job", "resolve_job", "place_node_job", "check_ports"]
 
@@ -165,7 +165,17 @@ def check_ports(config: JobConfig) -> None:
     """The node that hosts the store needs the named port free; say so before starting anything."""
     settings = config.settings
     if settings.master_port is not None and config.node_rank == 0 and not config.rdzv_endpoint:
-        ensure_port_free(settings.master_addr, settings.master_port)
+        _ensure_port_free(settings.master_addr, settings.master_port)
+
+
+def _ensure_port_free(host: str, port: int) -> None:
+    """Raise PortBusyError naming host and port when nothing can listen on it here."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("", port))
+        except OSError as exc:
+            raise PortBusyError(host, port, exc.strerror or str(exc)) from None
 
 
 def _accelerator_source(options: LaunchOptions, environ: dict[str, str], env_path: Path | None) -> str:

@@ -7,7 +7,7 @@ import socket
 
 from launcher.contract.job import JobConfig
 from launcher.contract.names import TORCHRUN_VARS
-from launcher.run.rank_command import rank_command
+from launcher.run.rank_process import rank_command
 from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, rendezvous, standalone_like
 
 __all__ = ["plan_rows", "format_plan"]

@@ -21,9 +21,9 @@ from accelerators.backends import runnable_backends
 from accelerators.torch_build import torch_build
 from launcher.contract.backend import ResolvedBackend, backend_refusal
 from launcher.contract.names import REFUSAL_PHRASE, VALIDATION_STATUS
+from launcher.publish import publish_file
 from launcher.rank import node_facts_cache as facts_cache
 from launcher.rank.after_import import after_import
-from launcher.whole_file import write_whole
 
 __all__ = ["install_backend", "refuse"]
 
@@ -67,7 +67,7 @@ def refuse(message: str, phrase: str = REFUSAL_PHRASE) -> NoReturn:
     error_file = os.environ.get("TORCHELASTIC_ERROR_FILE")
     if error_file:
         # Whole or not at all: a half-written record would be reported as an unreadable error file.
-        write_whole(error_file, json.dumps({"message": line, "timestamp": int(time.time())}))
+        publish_file(error_file, json.dumps({"message": line, "timestamp": int(time.time())}))
     else:
         print(f"accel-launch: {line}", file=sys.stderr, flush=True)
     sys.exit(VALIDATION_STATUS)

@@ -34,9 +34,9 @@ from pathlib import Path
 from accelerators import Accelerator, backend_requirements, backends, registry
 from accelerators.backend_requirements import PACKAGE_NEEDED, package_installed
 from accelerators.torch_build import TorchBuild
+from launcher.publish import publish_file
 from launcher.rank.entry_points import entry_point_pairs
 from launcher.safe_read import UnsafeFileError, ownership_problem, read_user_text
-from launcher.whole_file import write_whole
 
 __all__ = [
     "NO_CACHE_VAR",
@@ -135,7 +135,7 @@ def store_backends(path: Path, key: Mapping[str, object], names: tuple[str, ...]
     """Write the list whole (temp file, then rename) with mode 0600; a failure only costs the next run."""
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        write_whole(path, json.dumps({"key": key, "supported_backends": list(names)}, sort_keys=True))
+        publish_file(path, json.dumps({"key": key, "supported_backends": list(names)}, sort_keys=True))
     except OSError as exc:
         logger.debug("could not write the backend cache %s: %s", path, exc)
 

@@ -1,13 +1,23 @@
-"""The environment every rank gets beyond torchrun's own variables (docs/CONTRACT.md section 3)."""
+"""What every rank is started with: its command (the bootstrap, then the user's program), and the
+environment it gets beyond torchrun's own variables (docs/CONTRACT.md section 3).
+"""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from launcher.contract.job import JobConfig
 from launcher.contract.names import ACCELERATOR_VAR
 
-__all__ = ["node_environment", "omp_threads", "physical_cores"]
+__all__ = ["rank_command", "node_environment", "omp_threads", "physical_cores"]
+
+
+def rank_command(config: JobConfig) -> list[str]:
+    """The argv each rank runs: the bootstrap (`-P`: not found in the user's folder), then the user's program."""
+    program = config.program
+    return [sys.executable, "-P", "-m", "launcher.rank.bootstrap", program.mode, program.target, *program.args]
 
 
 def node_environment(

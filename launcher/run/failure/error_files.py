@@ -5,7 +5,7 @@ indexing, on whatever the rank left there), so a rank that wrote text, a list or
 turned into an exception inside the engine, and the rank's own status was lost. Each rank still gets
 its `TORCHELASTIC_ERROR_FILE`; the engine is told `/dev/null` instead, which it takes as "no error file",
 as it does for a rank killed by a signal; the launcher reads the first failed rank's file itself
-(`launcher.run.root_cause.read_error_file`).
+(`launcher.run.failure.root_cause.read_error_file`).
 """
 
 from __future__ import annotations

@@ -10,14 +10,14 @@ from datetime import timedelta
 
 from torch.distributed import Store
 
-__all__ = ["Arrivals"]
+__all__ = ["RollCall"]
 
 _KEY = "accel/arrived/{}"
 _READ_TIMEOUT = timedelta(seconds=5)
 
 
-class Arrivals:
-    """The arrival list of rendezvous `run_id` in `store`; `me` is how this node is named there, and the
+class RollCall:
+    """The roll call of rendezvous `run_id` in `store`; `me` is how this node is named there, and the
     wait is for `min_nodes` at `endpoint` for `seconds` (`--rdzv-timeout`)."""
 
     def __init__(self, store: Store, run_id: str, me: str, endpoint: str, min_nodes: int, seconds: float) -> None:

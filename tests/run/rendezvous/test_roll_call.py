@@ -6,13 +6,13 @@ from datetime import timedelta
 
 from torch.distributed import TCPStore
 
-from launcher.run.rendezvous.arrivals import Arrivals
+from launcher.run.rendezvous.roll_call import RollCall
 
 
 def test_the_timeout_line_names_who_came_once_each_and_counts_who_never_did() -> None:
     store = TCPStore("127.0.0.1", 0, is_master=True, timeout=timedelta(seconds=10))
-    first = Arrivals(store, "job", "hosta at 10.0.0.1", "10.0.0.1:29500", 3, 10)
-    second = Arrivals(store, "job", "hostb at 10.0.0.2", "10.0.0.1:29500", 3, 10)
+    first = RollCall(store, "job", "hosta at 10.0.0.1", "10.0.0.1:29500", 3, 10)
+    second = RollCall(store, "job", "hostb at 10.0.0.2", "10.0.0.1:29500", 3, 10)
     first.note()
     second.note()
     first.note()  # a second round of the same node

@@ -1,4 +1,4 @@
-"""When each rank exited, to the millisecond, so that the first failure is the cause and not a victim.
+"""When each rank exited (its exit time, to the millisecond), so that the first failure is the cause and not a victim.
 
 torch elastic stamps a failure with whole seconds (or the time it noticed it), so a rank that died of
 its peer's exit ("Connection closed") can tie with that peer and be named instead. A thread here holds a
@@ -14,12 +14,12 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["ExitOrder"]
+__all__ = ["ExitTimes"]
 
 _DISCOVER_SECONDS = 0.1
 
 
-class ExitOrder:
+class ExitTimes:
     """A context manager that records `pid -> monotonic exit time` for the launcher's children."""
 
     def __init__(self) -> None:
@@ -27,7 +27,7 @@ class ExitOrder:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="accel-exit-order", daemon=True)
 
-    def __enter__(self) -> ExitOrder:
+    def __enter__(self) -> ExitTimes:
         if hasattr(os, "pidfd_open"):
             self._thread.start()
         return self

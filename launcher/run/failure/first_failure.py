@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from launcher.run.exit_order import ExitOrder
+from launcher.run.failure.exit_times import ExitTimes
 
 __all__ = ["first_failure", "lost_a_peer", "lost_peer_note"]
 
@@ -36,7 +36,7 @@ def lost_peer_note(stderr_tail: tuple[str, ...]) -> str | None:
     return f"it lost {where} first: a rank or a node there went away (lost node, or a failure there)"
 
 
-def first_failure(failures: Mapping[int, Any], order: ExitOrder,
+def first_failure(failures: Mapping[int, Any], exits: ExitTimes,
                   stderr_tail: Callable[[Any], tuple[str, ...]]) -> tuple[int, Any]:
     """(rank, torch's ProcessFailure) of the failure that started the teardown.
 
@@ -44,8 +44,8 @@ def first_failure(failures: Mapping[int, Any], order: ExitOrder,
     own timestamps (whole seconds) and rank; the first one that did not merely lose a peer is the cause.
     """
     by_pid = {failure.pid: rank for rank, failure in failures.items()}
-    if by_pid.keys() <= order.exited.keys():
-        ranks = sorted(failures, key=lambda r: order.exited[failures[r].pid])
+    if by_pid.keys() <= exits.exited.keys():
+        ranks = sorted(failures, key=lambda r: exits.exited[failures[r].pid])
     else:
         ranks = sorted(failures, key=lambda r: (failures[r].timestamp, r))
     cause = next((r for r in ranks if not lost_a_peer(stderr_tail(failures[r]))), ranks[0])

@@ -5,7 +5,7 @@
 - `is_host=True` (c10d) makes this node host the store, or join it as a client when its port is already
   taken on this machine (another node launcher here hosts it), as torch's own guess does; `is_host=False`
   joins only; absent, torch guesses from the hostname;
-- a c10d handler comes with the `Arrivals` list of its store, for a timeout that says who came.
+- a c10d handler comes with the `RollCall` of its store, for a timeout that says who came.
 
 Imports torch: only on the path that starts the elastic agent.
 """
@@ -21,15 +21,15 @@ from torch.distributed.elastic.rendezvous import (
 from torch.distributed.elastic.rendezvous.c10d_rendezvous_backend import create_backend
 from torch.distributed.elastic.rendezvous.dynamic_rendezvous import create_handler
 
-from launcher.run.rendezvous.arrivals import Arrivals
+from launcher.run.rendezvous.roll_call import RollCall
 
-__all__ = ["NODE_ADDR_KEY", "inner_handler"]
+__all__ = ["NODE_ADDR_KEY", "placed_handler"]
 
 NODE_ADDR_KEY = "accel_node_addr"
 
 
-def inner_handler(params: RendezvousParameters, backend: str, config: dict[str, object],
-                  me: str) -> tuple[RendezvousHandler, Arrivals | None]:
+def placed_handler(params: RendezvousParameters, backend: str, config: dict[str, object],
+                  me: str) -> tuple[RendezvousHandler, RollCall | None]:
     """The `backend` handler for `params` with `config` (our own keys removed); `me` names this node."""
     local_addr = params.local_addr or params.get(NODE_ADDR_KEY)
     settings = {key: value for key, value in config.items() if key != NODE_ADDR_KEY}
@@ -50,5 +50,5 @@ def inner_handler(params: RendezvousParameters, backend: str, config: dict[str, 
                 raise
     named = f"{me} at {local_addr}" if local_addr and local_addr != me else me
     seconds = float(params.get("join_timeout", 600))
-    arrivals = Arrivals(store, params.run_id, named, params.endpoint, params.min_nodes, seconds)
-    return create_handler(store, rdzv_backend, inner), arrivals
+    roll_call = RollCall(store, params.run_id, named, params.endpoint, params.min_nodes, seconds)
+    return create_handler(store, rdzv_backend, inner), roll_call

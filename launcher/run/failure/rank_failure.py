@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from launcher.contract.names import REFUSAL_PHRASE, START_REFUSAL_PHRASE, VALIDATION_STATUS
-from launcher.run.root_cause import RootCause, clip, read_error_file
+from launcher.run.failure.root_cause import RootCause, clip, read_error_file
 
 __all__ = ["RankFailure", "exit_status", "tail_lines", "failure_from_engine"]
 

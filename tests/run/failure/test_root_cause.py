@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from launcher.run.failure import failure_from_engine, tail_lines
-from launcher.run.root_cause import RootCause, read_error_file, root_cause
+from launcher.run.failure.rank_failure import failure_from_engine, tail_lines
+from launcher.run.failure.root_cause import RootCause, read_error_file, root_cause
 from tests.faults.scripts.error_file_cases import CASES, leave
 from tests.launches import SCRIPTS, Launcher
 

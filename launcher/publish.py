@@ -1,4 +1,5 @@
-"""Writing a file whole or not at all: a temporary file beside it (mode 0600), then a rename.
+"""Publishing a file that other processes read: whole or not at all, through a temporary file beside it
+(mode 0600), then a rename.
 
 A reader never sees a half-written file, and a writer stopped part-way leaves the old file or none.
 Nothing is ever created through a symbolic link: the temporary file is made with O_CREAT|O_EXCL (and
@@ -12,10 +13,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["write_whole"]
+__all__ = ["publish_file"]
 
 
-def write_whole(path: str | Path, text: str) -> None:
+def publish_file(path: str | Path, text: str) -> None:
     """Put `text` at `path` through a temporary file in the same folder; OSError when it cannot."""
     import tempfile  # not at import: every rank imports this module, few ever write
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from launcher.run.exit_order import ExitOrder
-from launcher.run.first_failure import first_failure, lost_peer_note
+from launcher.run.failure.exit_times import ExitTimes
+from launcher.run.failure.first_failure import first_failure, lost_peer_note
 
 LOST = ("RuntimeError: [pair.cc:537] Read error [10.0.0.7]:28822: Connection reset by peer.",)
 OWN = ("ValueError: bad batch",)
@@ -18,8 +18,8 @@ class Failure:
     tail: tuple[str, ...] = OWN
 
 
-def order(**exited: float) -> ExitOrder:
-    seen = ExitOrder()
+def order(**exited: float) -> ExitTimes:
+    seen = ExitTimes()
     seen.exited.update({int(pid[1:]): when for pid, when in exited.items()})
     return seen
 
