@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from launcher.cli.error_exit import OneLineCommand, fail
+from launcher.cli.error_exit import fail
 from launcher.cli.flags import ETCD_BACKENDS, MPI_RUNNERS, LaunchFlags, PeerFlags, launch_options
 from launcher.cli.numbers import Integer, Seconds
 from launcher.cli.peer_flags import REFUSED, both, peer_options
@@ -22,7 +22,7 @@ from launcher.cli.report import WithReport
 from launcher.errors import FlagConflictError, LaunchError
 from launcher.limits import NODES, PORTS, RANKS_PER_NODE
 from launcher.multinode.head.selection import HostFlags
-from launcher.prepare.config import Program
+from launcher.contract.job import Program
 from launcher.prepare.job import PreparedJob, check_ports, prepare_job
 from launcher.prepare.plan import format_plan, plan_rows
 from launcher.prepare.validate import check_options, working_directory
@@ -168,9 +168,10 @@ def launch(ours: LaunchFlags, peers: PeerFlags, hosts: HostFlags, given: set[str
 
 def run_node_job() -> None:
     """A node launcher that a hostfile launch's head started: the job comes as data
-    (launcher.multinode.node.job), and this node only places it on itself."""
-    from launcher.multinode.node.job import STOP_ON_STDIN_EOF, read_node_job
+    (launcher.prepare.node_job), and this node only places it on itself."""
+    from launcher.contract.names import STOP_ON_STDIN_EOF
     from launcher.prepare.job import place_node_job
+    from launcher.prepare.node_job import read_node_job
 
     try:
         job = place_node_job(read_node_job(os.environ), dict(os.environ), working_directory())

@@ -15,11 +15,12 @@ from typing import TypeVar
 from launcher.cli.peer_flags import REFUSED
 from launcher.errors import FlagConflictError, RefusedFlagError, UsageError
 from launcher.multinode.head.selection import HostFlags
-from launcher.prepare.config import LaunchOptions, Program, RunSettings
-from launcher.prepare.engine_options import EngineOptions, parse_ranks_filter
-from launcher.prepare.rdzv_conf import parse_rdzv_conf
+from launcher.contract.engine_options import EngineOptions, parse_ranks_filter
+from launcher.contract.job import Program, RunSettings
+from launcher.contract.names import DEFAULT_MASTER_PORT
+from launcher.contract.rdzv_conf import parse_rdzv_conf
 from launcher.prepare.local_slots import LOCALHOST, LocalSelection
-from launcher.run.rendezvous.choice import DEFAULT_MASTER_PORT
+from launcher.prepare.options import LaunchOptions
 
 __all__ = ["LaunchFlags", "PeerFlags", "launch_options", "MPI_RUNNERS", "ETCD_BACKENDS"]
 

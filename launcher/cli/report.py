@@ -16,9 +16,10 @@ from typing import Any
 import click
 
 from launcher.cli.error_exit import OneLineCommand, fail, fail_if_output_lost
+from launcher.contract.job import Program
 from launcher.errors import LaunchError
-from launcher.prepare.config import LaunchOptions, Program
 from launcher.prepare.job import resolve_job
+from launcher.prepare.options import LaunchOptions
 from launcher.prepare.plan import format_plan
 from launcher.prepare.validate import working_directory
 from launcher.resolve.node_check import check_backend

@@ -1,23 +1,22 @@
 """DeepSpeed's `--bind_cores_to_rank` / `--bind_core_list`: the node's cores split evenly among its
 local ranks, each rank pinned to its share before any user code.
 
-The launcher computes the split and passes it in one variable; each rank applies its own share with
-`apply_cpu_binding()`, the first thing the bootstrap does.
+The launcher computes the split here and passes it in one variable; each rank applies its own share
+(launcher.rank.cpu_binding), the first thing the bootstrap does.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Mapping, Sequence
 
+from launcher.contract.names import CPU_BINDING_VAR
 from launcher.errors import UsageError
-from launcher.limits import CORES, RANKS_PER_NODE, CountError, whole_number
+from launcher.limits import CORES, whole_number
+from launcher.rank.cpu_binding import core_ranges, parse_binding
 
-__all__ = ["CPU_BINDING_VAR", "parse_core_list", "split_cores", "binding_env", "parse_binding", "check_binding_env",
-           "apply_cpu_binding"]
+__all__ = ["parse_core_list", "split_cores", "binding_env", "check_binding_env"]
 
-# Local rank i's cores are the i-th `;`-separated group: `0,1;2,3` pins rank 0 to 0-1 and rank 1 to 2-3.
-CPU_BINDING_VAR = "ACCEL_CPU_BINDING"
 _FLAG = "--bind_core_list"
 
 
@@ -43,7 +42,7 @@ def parse_core_list(text: str) -> tuple[int, ...]:
 def split_cores(cores: Sequence[int], nproc: int, available: set[int], given: str = "") -> tuple[tuple[int, ...], ...]:
     """Each local rank's cores: `len(cores) // nproc` consecutive ones each (the rest stay unused).
     `given` is the --bind_core_list text, for the error message."""
-    _require_available(cores, available, _FLAG, given or _ranges(sorted(cores)))
+    _require_available(cores, available, _FLAG, given or core_ranges(sorted(cores)))
     per_rank = len(cores) // nproc
     if per_rank < 1:
         raise UsageError("--bind_cores_to_rank", f"{len(cores)} cores",
@@ -57,16 +56,6 @@ def binding_env(shares: Sequence[Sequence[int]], environ: Mapping[str, str]) -> 
     if "OMP_NUM_THREADS" not in environ:
         env["OMP_NUM_THREADS"] = str(len(shares[0]))
     return env
-
-
-def parse_binding(value: str, source: str = CPU_BINDING_VAR) -> tuple[tuple[int, ...], ...]:
-    """The shares `binding_env` wrote (`0,1;2,3`): CountError naming `source` for anything else, such as
-    a value a user set by hand."""
-    shares = value.split(";")
-    if len(shares) > RANKS_PER_NODE.maximum:
-        raise CountError(source, f"{len(shares)} shares", str(RANKS_PER_NODE))
-    return tuple(tuple(whole_number(core, source, CORES, index=True) for core in share.split(","))
-                 for share in shares)
 
 
 def check_binding_env(environ: Mapping[str, str], source: str) -> None:
@@ -84,39 +73,8 @@ def check_binding_env(environ: Mapping[str, str], source: str) -> None:
                          "[--bind_core_list LIST]") from None
 
 
-def apply_cpu_binding(environ: MutableMapping[str, str] | None = None) -> set[int] | None:
-    """In a rank: pin this process to its share of cores (by LOCAL_RANK); None when no binding was asked.
-    ValueError (one line) when the variable is malformed or names cores this process cannot have."""
-    environ = os.environ if environ is None else environ
-    value = environ.get(CPU_BINDING_VAR)
-    if not value:
-        return None
-    shares = parse_binding(value)
-    local_rank = environ.get("LOCAL_RANK", "0")
-    if not (local_rank.isascii() and local_rank.isdigit()):
-        raise ValueError(f"LOCAL_RANK={local_rank!r} is not a local rank")
-    cores = set(shares[int(local_rank) % len(shares)])
-    try:
-        os.sched_setaffinity(0, cores)
-    except OSError as exc:
-        raise ValueError(f"{CPU_BINDING_VAR}: cannot pin this rank to cores {_ranges(sorted(cores))} "
-                         f"({exc.strerror or exc})") from None
-    return cores
-
-
 def _require_available(cores: Sequence[int], available: set[int], source: str, given: str) -> None:
     missing = sorted(set(cores) - available)
     if missing:
-        raise UsageError(source, given, f"core(s) {_ranges(missing)} are not available to this launcher "
-                         f"(available: {_ranges(sorted(available))})")
-
-
-def _ranges(cores: list[int]) -> str:
-    """[0, 1, 2, 5] -> '0-2,5'."""
-    parts, start = [], None
-    for index, core in enumerate(cores):
-        start = core if start is None else start
-        if index + 1 == len(cores) or cores[index + 1] != core + 1:
-            parts.append(str(core) if start == core else f"{start}-{core}")
-            start = None
-    return ",".join(parts)
+        raise UsageError(source, given, f"core(s) {core_ranges(missing)} are not available to this launcher "
+                         f"(available: {core_ranges(sorted(available))})")

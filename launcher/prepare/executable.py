@@ -11,7 +11,7 @@ import os
 import stat
 import struct
 
-from launcher.resolve.safe_read import UnsafeFileError, read_user_start
+from launcher.safe_read import UnsafeFileError, read_user_start
 
 __all__ = ["program_problem"]
 

@@ -7,28 +7,28 @@ A hostfile launch's head prepares the job once; each node it starts only places 
 from __future__ import annotations
 
 import os
+import socket
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from accelerators import Accelerator, AcceleratorUnavailableError, UnknownAcceleratorError, accelerator_class
 from accelerators.registry import nproc_words
-from launcher.errors import AcceleratorChoiceError, UsageError
+from launcher.contract.job import JobConfig
+from launcher.contract.names import ACCELERATOR_VAR, CPU_BINDING_VAR, DEFAULT_MASTER_PORT, NODE_HOSTS_VAR
+from launcher.errors import AcceleratorChoiceError, PortBusyError, UsageError
 from launcher.multinode.errors import NodeIdentityError
 from launcher.multinode.node.addresses import place_node
 from launcher.multinode.node.identity import NodeIdentity, node_identity
-from launcher.multinode.node.table import HOSTS_VAR
-from launcher.prepare.config import JobConfig, LaunchOptions
-from launcher.prepare.cpu_binding import CPU_BINDING_VAR, binding_env, check_binding_env, parse_core_list, split_cores
+from launcher.prepare.cpu_binding import binding_env, check_binding_env, parse_core_list, split_cores
 from launcher.prepare.local_slots import LocalSelection
-from launcher.prepare.ports import ensure_port_free
+from launcher.prepare.options import LaunchOptions
 from launcher.prepare.validate import check_program
 from launcher.resolve.backend import resolve_backend
 from launcher.resolve.ds_config import find_ds_config
 from launcher.resolve.envfile import default_env_file, read_env_file
 from launcher.resolve.node_check import check_backend
 from launcher.resolve.node_facts import AcceleratorFacts, accelerator_facts
-from launcher.run.rank_env import ACCELERATOR_VAR, backend_environment, node_environment, physical_cores
-from launcher.run.rendezvous.choice import DEFAULT_MASTER_PORT
+from launcher.run.rank_process import node_environment, physical_cores
 
 __all__ = ["PreparedJob", "prepare_job", "resolve_job", "place_node_job", "check_ports"]
 
@@ -85,11 +85,7 @@ def resolve_job(options: LaunchOptions, environ: dict[str, str], cwd: Path, plac
         node_rank=node_rank,
         rdzv_endpoint=endpoint,
         rdzv_id=options.rdzv_id or (identity.job_id if identity is not None and identity.job_id else ""),
-        job_env={
-            **{k: v for k, v in file_values.items() if k not in environ},
-            **options.extra_env,
-            **backend_environment(backend),
-        },
+        job_env={**{k: v for k, v in file_values.items() if k not in environ}, **options.extra_env},
     )
     notes = () if node is not None or slots is None or devices_env else (
         f"{accelerator.name} has no devices to choose from: the device flags start {config.nproc_per_node} rank(s)",)
@@ -108,8 +104,8 @@ def place_node_job(job: JobConfig, environ: dict[str, str], cwd: Path) -> Prepar
     check_backend(job.backend, accelerator)
     identity = node_identity(job_environ)
     if identity is None or identity.node is None:
-        raise NodeIdentityError(HOSTS_VAR, environ.get(HOSTS_VAR, ""), "a node launcher needs the node table its "
-                                "head sends (start it with accel-launch --hostfile)")
+        raise NodeIdentityError(NODE_HOSTS_VAR, environ.get(NODE_HOSTS_VAR, ""), "a node launcher needs the node "
+                                "table its head sends (start it with accel-launch --hostfile)")
     config = replace(job, accelerator=accelerator.name, nproc_per_node=len(identity.node.slots),
                      node_rank=identity.node_rank)
     return PreparedJob(_on_this_node(config, identity.host, identity.node.slots, job_environ), accelerator)
@@ -167,7 +163,17 @@ def check_ports(config: JobConfig) -> None:
     """The node that hosts the store needs the named port free; say so before starting anything."""
     settings = config.settings
     if settings.master_port is not None and config.node_rank == 0 and not config.rdzv_endpoint:
-        ensure_port_free(settings.master_addr, settings.master_port)
+        _ensure_port_free(settings.master_addr, settings.master_port)
+
+
+def _ensure_port_free(host: str, port: int) -> None:
+    """Raise PortBusyError naming host and port when nothing can listen on it here."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("", port))
+        except OSError as exc:
+            raise PortBusyError(host, port, exc.strerror or str(exc)) from None
 
 
 def _accelerator_source(options: LaunchOptions, environ: dict[str, str], env_path: Path | None) -> str:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from launcher.contract.hosts import HostSlots
 from launcher.errors import UsageError
 from launcher.limits import RANKS_PER_NODE, check_count, whole_number
-from launcher.multinode.head.hostfile import HostSlots
 from launcher.multinode.head.selection import select_nodes
 
 __all__ = ["LocalSelection", "LOCALHOST"]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import shlex
 import socket
 
-from launcher.prepare.config import JobConfig
-from launcher.run.rank_command import rank_command
-from launcher.run.rank_env import TORCHRUN_VARS
+from launcher.contract.job import JobConfig
+from launcher.contract.names import TORCHRUN_VARS
+from launcher.run.rank_process import rank_command
 from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, rendezvous, standalone_like
 
 __all__ = ["plan_rows", "format_plan"]

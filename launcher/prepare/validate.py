@@ -16,13 +16,14 @@ from importlib.machinery import PathFinder
 from pathlib import Path
 
 from accelerators.registry import nproc_words
+from launcher.contract.job import Program, RunSettings
+from launcher.contract.seconds import check_seconds
+from launcher.contract.text import HOST, check_host
 from launcher.errors import ScriptNotFoundError, UsageError, WorkingDirectoryError
 from launcher.limits import PORTS, RANKS_PER_NODE, CountError, whole_number
-from launcher.prepare.config import LaunchOptions, Program, RunSettings
 from launcher.prepare.executable import program_problem
-from launcher.prepare.seconds import check_seconds
-from launcher.prepare.text import HOST, check_host
-from launcher.resolve.safe_read import UnsafeFileError, read_user_bytes
+from launcher.prepare.options import LaunchOptions
+from launcher.safe_read import UnsafeFileError, read_user_bytes
 
 __all__ = ["check_options", "check_settings", "check_program", "working_directory", "MAX_GRACE_SECONDS",
            "MAX_SCRIPT_BYTES"]

@@ -13,44 +13,44 @@ import json
 import os
 import sys
 import time
+from dataclasses import replace
 from typing import NoReturn
 
-from accelerators import Accelerator, UnsupportedBackendError, explain_unsupported, get_accelerator, is_import_path
+from accelerators import Accelerator, UnsupportedBackendError, get_accelerator
 from accelerators.backends import runnable_backends
 from accelerators.torch_build import torch_build
+from launcher.contract.backend import ResolvedBackend, backend_refusal
+from launcher.contract.names import REFUSAL_PHRASE, VALIDATION_STATUS
+from launcher.publish import publish_file
+from launcher.rank import node_facts_cache as facts_cache
 from launcher.rank.after_import import after_import
-from launcher.resolve import node_facts_cache as facts_cache
-from launcher.resolve.backend import ENV_VAR
-from launcher.run.failure import REFUSAL_PHRASE, VALIDATION_STATUS
-from launcher.run.rank_env import SOURCE_VAR
-from launcher.whole_file import write_whole
 
 __all__ = ["install_backend", "refuse"]
 
 
 def install_backend() -> Accelerator:
     """Validate the resolved backend in this rank and arrange for torch to use it; exits 2 on a refusal."""
-    backend = os.environ.get(ENV_VAR, "")
-    source = os.environ.get(SOURCE_VAR, ENV_VAR)
+    backend = ResolvedBackend.from_environment(os.environ)
     try:
         accelerator = get_accelerator()
         accelerator.assume_supported_backends(facts_cache.backends_for(accelerator, torch_build(), os.environ))
-        accelerator.set_compile_backend(backend)
+        accelerator.set_compile_backend(backend.name)
     except UnsupportedBackendError as exc:
-        refuse(str(exc.with_source(source)))
+        refuse(str(exc.with_source(backend.source)))
     except ValueError as exc:
         refuse(str(exc))
-    after_import("torch._dynamo", lambda _module: _make_default(accelerator, source))
+    after_import("torch._dynamo", lambda _module: _make_default(accelerator, backend))
     return accelerator
 
 
-def _make_default(accelerator: Accelerator, source: str) -> None:
+def _make_default(accelerator: Accelerator, given: ResolvedBackend) -> None:
     """Check the backend against the live registry, then make it torch's default for `torch.compile`."""
     backend = accelerator.get_compile_backend()
-    if isinstance(backend, str) and not is_import_path(backend):
-        error = explain_unsupported(backend, accelerator.name, runnable_backends(accelerator.name))
-        if error is not None:
-            refuse(str(error.with_source(source)))
+    if isinstance(backend, str):
+        # An import path was imported, and so judged, when it was set.
+        reason = backend_refusal(replace(given, name=backend), accelerator.name, runnable_backends(accelerator.name))
+        if reason is not None:
+            refuse(reason)
     import torch.compiler
 
     if hasattr(torch.compiler, "set_default_backend"):
@@ -67,7 +67,7 @@ def refuse(message: str, phrase: str = REFUSAL_PHRASE) -> NoReturn:
     error_file = os.environ.get("TORCHELASTIC_ERROR_FILE")
     if error_file:
         # Whole or not at all: a half-written record would be reported as an unreadable error file.
-        write_whole(error_file, json.dumps({"message": line, "timestamp": int(time.time())}))
+        publish_file(error_file, json.dumps({"message": line, "timestamp": int(time.time())}))
     else:
         print(f"accel-launch: {line}", file=sys.stderr, flush=True)
     sys.exit(VALIDATION_STATUS)

@@ -18,13 +18,12 @@ import signal
 import sys
 from types import ModuleType
 
+from launcher.contract.names import LAUNCHER_PID_VAR, START_REFUSAL_PHRASE
 from launcher.prctl import PR_SET_PDEATHSIG, prctl
-from launcher.prepare.cpu_binding import apply_cpu_binding
 from launcher.rank.after_import import after_import
 from launcher.rank.backend import install_backend, refuse
+from launcher.rank.cpu_binding import apply_cpu_binding
 from launcher.rank.deepspeed_bridge import bridge_deepspeed
-from launcher.run.failure import START_REFUSAL_PHRASE
-from launcher.run.rank_env import LAUNCHER_PID_VAR
 
 __all__ = ["main"]
 

@@ -3,30 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
+from launcher.contract.backend import ResolvedBackend
+from launcher.contract.names import ACCELERATOR_KEYWORD, BACKEND_VAR, DEFAULT_SOURCE
 from launcher.errors import UsageError
 from launcher.resolve.ds_config import DsConfigRef, read_compile_backend
 
-__all__ = ["ResolvedBackend", "resolve_backend", "ACCELERATOR_KEYWORD", "ENV_VAR", "DEFAULT_SOURCE"]
-
-ENV_VAR = "ACCEL_COMPILE_BACKEND"
-ACCELERATOR_KEYWORD = "accelerator"
-DEFAULT_SOURCE = "accelerator default"
-
-
-@dataclass(frozen=True)
-class ResolvedBackend:
-    """The backend every rank will validate and use, and the level that gave it."""
-
-    name: str
-    source: str
-    requested: str
-
-    def describe(self) -> str:
-        """`inductor (from --compile-backend)`, noting an explicit `accelerator` request."""
-        via = f", via {ACCELERATOR_KEYWORD!r}" if self.requested == ACCELERATOR_KEYWORD else ""
-        return f"{self.name} (from {self.source}{via})"
+__all__ = ["resolve_backend"]
 
 
 def resolve_backend(
@@ -46,7 +29,7 @@ def resolve_backend(
     ds_value = read_compile_backend(ds_config) if ds_config is not None else None
     levels = (
         (cli_value, "--compile-backend"),
-        (_env_value(process_env, env_file), ENV_VAR),
+        (_env_value(process_env, env_file), BACKEND_VAR),
         (ds_value, f"ds_config {ds_config.path}" if ds_config is not None else ""),
     )
     for value, source in levels:
@@ -60,7 +43,7 @@ def resolve_backend(
 
 def _env_value(process_env: Mapping[str, str], env_file: Mapping[str, str]) -> str | None:
     for environ in (process_env, env_file):
-        value = environ.get(ENV_VAR)
+        value = environ.get(BACKEND_VAR)
         if value is not None and value.strip():
             return value
     return None

@@ -9,8 +9,8 @@ from pathlib import Path
 from dotenv import dotenv_values
 
 from launcher.errors import EnvFileError
-from launcher.resolve.safe_read import UnsafeFileError, read_user_text
 from launcher.resolve.variable_names import NAME_RULE, is_variable_name
+from launcher.safe_read import UnsafeFileError, read_user_text
 
 __all__ = ["read_env_file", "default_env_file"]
 

@@ -1,18 +1,17 @@
 """The launcher's own check of the resolved backend, before any rank starts (docs/CONTRACT.md section 2).
 
-Names are judged by the accelerator's own `explain_unsupported`, so launcher and ranks agree. Import
-paths are only looked up here (`find_spec`), not imported: importing is user code, and it runs in
-every rank, whose check stays authoritative.
+The judgement is `backend_refusal` (launcher.contract.backend), the one the ranks make too. Import paths
+are only looked up here (`find_spec`), not imported: importing is user code, and it runs in every rank,
+whose check stays authoritative.
 """
 
 from __future__ import annotations
 
 import importlib.util
 
-from accelerators import UnsupportedBackendError, explain_unsupported, is_import_path
 from accelerators.import_path import ImportPathError, split_import_path
+from launcher.contract.backend import ResolvedBackend, backend_refusal
 from launcher.errors import BackendRefusedError
-from launcher.resolve.backend import ResolvedBackend
 from launcher.resolve.node_facts import AcceleratorFacts
 
 __all__ = ["check_backend"]
@@ -20,16 +19,9 @@ __all__ = ["check_backend"]
 
 def check_backend(backend: ResolvedBackend, accelerator: AcceleratorFacts) -> None:
     """Raise BackendRefusedError, worded with the backend's source, when `accelerator` cannot use it."""
-    name = backend.name
-    if name == name.strip() and is_import_path(name):
-        problem = _import_path_problem(name)
-        error = None
-        if problem:
-            error = UnsupportedBackendError(name, accelerator.name, accelerator.supported_backends, problem)
-    else:
-        error = explain_unsupported(name, accelerator.name, accelerator.supported_backends)
-    if error is not None:
-        raise BackendRefusedError(str(error.with_source(backend.source))) from None
+    reason = backend_refusal(backend, accelerator.name, accelerator.supported_backends, _import_path_problem)
+    if reason is not None:
+        raise BackendRefusedError(reason) from None
 
 
 def _import_path_problem(path: str) -> str | None:

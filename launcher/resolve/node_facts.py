@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from accelerators import Accelerator
 from accelerators.detect import find_accelerator
 from accelerators.torch_build import torch_build
-from launcher.resolve import node_facts_cache as facts_cache
+from launcher.rank import node_facts_cache as facts_cache
 
 __all__ = ["AcceleratorFacts", "accelerator_facts"]
 

@@ -20,28 +20,25 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from launcher.prepare.config import JobConfig
-from launcher.prepare.engine_options import parse_std
-from launcher.run.exit_order import ExitOrder
-from launcher.run.failure import RankFailure, exit_status, failure_from_engine, tail_lines
-from launcher.run.first_failure import first_failure, lost_peer_note
+from launcher.contract.engine_options import parse_std
+from launcher.contract.job import JobConfig
+from launcher.contract.names import LAUNCHER_PID_VAR, TIMEOUT_STATUS, TORCHRUN_RUN_ID
+from launcher.run.failure.exit_times import ExitTimes
+from launcher.run.failure.first_failure import first_failure, lost_peer_note
+from launcher.run.failure.rank_failure import RankFailure, exit_status, failure_from_engine, tail_lines
 from launcher.run.grace import bounded_stops
 from launcher.run.job_signals import ranks_running, received_signal
 from launcher.run.leftovers import make_private_folder
-from launcher.run.rank_command import rank_command
-from launcher.run.rank_env import LAUNCHER_PID_VAR
 from launcher.run.rank_output import MARKER_TEMPLATE, prefix_template, rank_prefixes
+from launcher.run.rank_process import rank_command
 from launcher.run.reaper import become_subreaper, sweep_descendants
 from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, rendezvous, standalone_like
 from launcher.run.restarts import restart_environment
 from launcher.signal_rules import stop_outcome
 
-__all__ = ["JobOutcome", "run_job", "silence_engine_logs", "TIMEOUT_STATUS"]
+__all__ = ["JobOutcome", "run_job", "silence_engine_logs"]
 
 logger = logging.getLogger(__name__)
-TIMEOUT_STATUS = 124
-# torchrun's --rdzv-id default: nodes started by hand without an id still meet, as under torchrun.
-TORCHRUN_RUN_ID = "none"
 
 
 @dataclass(frozen=True)
@@ -74,15 +71,15 @@ def run_job(config: JobConfig) -> JobOutcome:
     become_subreaper()
     log_root = _log_root(config)
     command = rank_command(config)
-    order = ExitOrder()
+    exits = ExitTimes()
     try:
         elastic = _elastic_config(config, log_root)
         with (ranks_running(settings.engine.signals_to_handle), _deadline(settings.timeout),
-              bounded_stops(settings.grace_period), order, _prefixes(elastic.log_line_prefix_template, config)):
+              bounded_stops(settings.grace_period), exits, _prefixes(elastic.log_line_prefix_template, config)):
             launch_agent(elastic, command[0], command[1:])
         return JobOutcome(0)
     except ChildFailedError as exc:
-        return _failed(exc, log_root, order, elastic.logs_specs)
+        return _failed(exc, log_root, exits, elastic.logs_specs)
     except SignalException as exc:
         return JobOutcome(*stop_outcome(received_signal(exc), "every rank was stopped"))
     except JobTimeout:
@@ -113,7 +110,7 @@ def silence_engine_logs() -> None:
 def _elastic_config(config: JobConfig, log_root: Path):
     from torch.distributed.launcher.api import LaunchConfig
 
-    from launcher.run.error_files import RankErrorFiles
+    from launcher.run.failure.error_files import RankErrorFiles
 
     settings = config.settings
     engine = settings.engine
@@ -200,7 +197,7 @@ def _log_root(config: JobConfig) -> Path:
     return make_private_folder()
 
 
-def _failed(exc, log_root: Path, order: ExitOrder, logs) -> JobOutcome:
+def _failed(exc, log_root: Path, exits: ExitTimes, logs) -> JobOutcome:
     tails: dict[int, tuple[str, ...]] = {}
 
     def tail(failure) -> tuple[str, ...]:
@@ -209,7 +206,7 @@ def _failed(exc, log_root: Path, order: ExitOrder, logs) -> JobOutcome:
             tails[failure.local_rank] = tail_lines(log) if log is not None else ()
         return tails[failure.local_rank]
 
-    rank, failure = first_failure(exc.failures, order, tail)
+    rank, failure = first_failure(exc.failures, exits, tail)
     account = failure_from_engine(rank, failure.exitcode, logs.error_file(failure.local_rank), tail(failure))
     note = lost_peer_note(account.output_tail)
     message = account.summary() if note is None else f"{account.summary()}\n  {note}"

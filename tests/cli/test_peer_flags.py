@@ -17,8 +17,8 @@ from launcher.cli.command import accel_launch
 from launcher.cli.flags import LaunchFlags, PeerFlags
 from launcher.cli.peer_flags import REFUSED as REFUSED_FLAGS
 from launcher.multinode.head.selection import HostFlags
-from launcher.prepare.config import JobConfig, RunSettings
-from launcher.prepare.engine_options import EngineOptions
+from launcher.contract.engine_options import EngineOptions
+from launcher.contract.job import JobConfig, RunSettings
 from tests.launches import clean_environ
 
 

@@ -15,7 +15,7 @@ from dataclasses import asdict
 import pytest
 
 from accelerators.torch_build import torch_build
-from launcher.resolve import node_facts_cache as facts_cache
+from launcher.rank import node_facts_cache as facts_cache
 
 from .jobs import FIFO, Executable, assert_refused, launcher_leftovers, script
 
@@ -230,7 +230,7 @@ def test_campaign_bad_input_exits_2_with_one_line_and_leaves_nothing(run_job, fi
 @pytest.mark.timeout(120)
 def test_a_corrupt_backend_facts_cache_is_rebuilt_and_the_refusal_lists_the_real_backends(run_job, tmp_path):
     # The file the launcher will look up (its key made as the launcher makes it), planted with hostile content;
-    # other corrupt shapes (an empty list, another key, bad JSON): tests/resolve/test_node_facts_cache.py.
+    # other corrupt shapes (an empty list, another key, bad JSON): tests/rank/test_node_facts_cache.py.
     env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
     build = torch_build()
     key = facts_cache.cache_key("cpu", asdict(build) if build is not None else None)

@@ -1,5 +1,5 @@
 """The node's facts cache is trusted only when it is the user's own: a planted backend list does not let a
-backend through the launcher or the ranks (the in-process cases: tests/resolve/test_node_facts_cache.py)."""
+backend through the launcher or the ranks (the in-process cases: tests/rank/test_node_facts_cache.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import asdict
 import pytest
 
 from accelerators.torch_build import torch_build
-from launcher.resolve import node_facts_cache as facts_cache
+from launcher.rank import node_facts_cache as facts_cache
 
 from .jobs import assert_refused, script
 

@@ -3,7 +3,7 @@
 Rank 1 leaves the gloo group and exits 1 while rank 0 waits in an all_reduce with it; rank 0 then fails
 with gloo's 'Connection reset/closed by peer' within the same second. Every run must name rank 1: five in the
 suite (FAULTS_REPEAT=20 for the twenty of docs/RELIABILITY.md); every ordering of the two exits and of torch's
-timestamps is decided in-process by tests/run/test_first_failure.py.
+timestamps is decided in-process by tests/run/failure/test_first_failure.py.
 Rank 1 may still be finishing its exit (its interpreter's shutdown) when rank 0's failure starts the
 teardown; it is then stopped by the teardown's SIGTERM, and that is the status reported (143).
 """

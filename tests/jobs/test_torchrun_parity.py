@@ -17,7 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from launcher.run.rank_env import omp_threads
+from launcher.run.rank_process import omp_threads
 from tests.launches import SCRIPTS, CliRunnerFn, clean_environ
 
 DUMP = SCRIPTS / "dump_env.py"

@@ -13,7 +13,7 @@ import pytest
 
 from accelerators.detect import detect_from_build
 from accelerators.torch_build import torch_build
-from launcher.resolve import node_facts_cache as facts_cache
+from launcher.rank import node_facts_cache as facts_cache
 from tests.launches import clean_environ
 
 pytestmark = pytest.mark.slow
@@ -151,7 +151,7 @@ def test_ranks_of_a_node_without_facts_walk_the_registry_once_between_them(probe
 @pytest.mark.timeout(120)
 def test_a_cache_file_of_the_wrong_shape_is_rebuilt_not_trusted(probe, tmp_path) -> None:
     # Hostile nesting, read by a real rank; every other wrong shape (an empty list, another key, bad JSON) is
-    # refused by the same reader: tests/resolve/test_node_facts_cache.py.
+    # refused by the same reader: tests/rank/test_node_facts_cache.py.
     path = plant_cache(tmp_path, ["eager"])
     path.write_text("[" * 100_000 + "]" * 100_000)
     done = run_bootstrap(probe, tmp_path, "inductor")

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from launcher import whole_file
+from launcher import publish
+from launcher.contract.names import REFUSAL_PHRASE, VALIDATION_STATUS
 from launcher.rank import backend
-from launcher.run.failure import REFUSAL_PHRASE, VALIDATION_STATUS
 
 
 def test_the_refusal_is_one_json_record_in_the_engines_error_file(
@@ -38,7 +38,7 @@ def test_a_rank_stopped_while_writing_leaves_no_truncated_error_file(
     def stopped_before_the_rename(source: str, target: str) -> None:
         raise KeyboardInterrupt  # stands for the SIGTERM the engine sends the other ranks
 
-    monkeypatch.setattr(whole_file.os, "replace", stopped_before_the_rename)
+    monkeypatch.setattr(publish.os, "replace", stopped_before_the_rename)
 
     with pytest.raises(KeyboardInterrupt):
         backend.refuse("'nope' (from --compile-backend)")

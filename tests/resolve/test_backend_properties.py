@@ -10,9 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from launcher.resolve.ds_config import DsConfigRef
+from launcher.contract.names import ACCELERATOR_KEYWORD, BACKEND_VAR, DEFAULT_SOURCE
 from launcher.errors import DsConfigError, UsageError
-from launcher.resolve.backend import ACCELERATOR_KEYWORD, DEFAULT_SOURCE, ENV_VAR, resolve_backend
+from launcher.resolve.backend import resolve_backend
+from launcher.resolve.ds_config import DsConfigRef
 
 DEFAULT = "the-default"
 # Backend names as users type them: real ones, the keyword, odd ones (the resolver passes them on unchecked).
@@ -37,15 +38,15 @@ def ds_ref(content: dict | None) -> DsConfigRef | None:
 
 
 def environ(value: str | None) -> dict[str, str]:
-    return {} if value is None else {ENV_VAR: value}
+    return {} if value is None else {BACKEND_VAR: value}
 
 
 def expected(cli, process, file, ds, ref):
     """The first level that gives a value, as docs/CONTRACT.md section 2 lists them: (name, source)."""
     levels = [
         (cli, "--compile-backend"),
-        (process if process is not None and process.strip() else None, ENV_VAR),
-        (file if file is not None and file.strip() else None, ENV_VAR),
+        (process if process is not None and process.strip() else None, BACKEND_VAR),
+        (file if file is not None and file.strip() else None, BACKEND_VAR),
         ((ds or {}).get("compile", {}).get("backend"), f"ds_config {ref.path}" if ref else ""),
     ]
     for value, source in levels:
@@ -68,7 +69,8 @@ def test_any_mix_of_levels_gives_the_first_set_level_with_its_source(cli, proces
 
     name, source, requested = expected(cli, process, file, ds, ref)
     assert (resolved.name, resolved.source, resolved.requested) == (name, source, requested)
-    assert resolved.source in {"--compile-backend", ENV_VAR, DEFAULT_SOURCE} or resolved.source.startswith("ds_config ")
+    assert (resolved.source in {"--compile-backend", BACKEND_VAR, DEFAULT_SOURCE}
+            or resolved.source.startswith("ds_config "))
     # The default is asked for only when it is the answer: the keyword, or no level set.
     assert bool(calls) == (resolved.name == DEFAULT and requested in {ACCELERATOR_KEYWORD, DEFAULT})
 
@@ -84,7 +86,8 @@ def test_accelerator_at_any_level_gives_the_default_and_stops_the_search(level, 
 
     resolved = resolve_backend(value["cli"], environ(value["process"]), environ(value["file"]), ref, lambda: DEFAULT)
 
-    sources = {"cli": "--compile-backend", "process": ENV_VAR, "file": ENV_VAR, "ds": f"ds_config {ref and ref.path}"}
+    sources = {"cli": "--compile-backend", "process": BACKEND_VAR, "file": BACKEND_VAR,
+               "ds": f"ds_config {ref and ref.path}"}
     assert (resolved.name, resolved.source, resolved.requested) == (DEFAULT, sources[level], ACCELERATOR_KEYWORD)
 
 

@@ -14,11 +14,11 @@ from accelerators import registry
 from accelerators.accelerator import Accelerator
 from accelerators.detect import detect_accelerator, detect_from_build
 from accelerators.torch_build import torch_build
-from launcher.resolve.node_facts import accelerator_facts
-from launcher.resolve.node_check import check_backend
-from launcher.errors import BackendRefusedError
 from launcher.cli.report import report_rows
-from launcher.resolve.backend import ResolvedBackend
+from launcher.contract.backend import ResolvedBackend
+from launcher.errors import BackendRefusedError
+from launcher.resolve.node_check import check_backend
+from launcher.resolve.node_facts import accelerator_facts
 from tests.launches import RECORD_RANK, CliRunnerFn
 
 EXCLUSIVE = "fakedev_graphs"

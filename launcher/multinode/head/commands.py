@@ -1,6 +1,6 @@
 """The head of a hostfile launch: one node launcher per selected node, started through a runner.
 
-The head prepares the job once and hands every node the same JobConfig as data (`launcher.multinode.node.job`),
+The head prepares the job once and hands every node the same JobConfig as data (`launcher.contract.job`),
 with the layout only the head knows: how many nodes, the rendezvous endpoint and id. Each node checks the
 backend against its own accelerator and places the job on itself; each rank still validates it.
 """
@@ -8,24 +8,24 @@ backend against its own accelerator and places the job on itself; each rank stil
 from __future__ import annotations
 
 import shlex
+import sys
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from launcher.contract.hosts import NodeSpec
+from launcher.contract.job import JobConfig
+from launcher.contract.names import (ACCELERATOR_VAR, BACKEND_SOURCE_VAR, BACKEND_VAR, DEFAULT_MASTER_PORT,
+                                     NODE_JOB_VAR, STOP_ON_STDIN_EOF)
 from launcher.multinode.head.remote_env import remote_env
 from launcher.multinode.head.runners import LaunchCommand, openmpi_command, pdsh_command, slurm_command, ssh_commands
-from launcher.multinode.head.selection import HostFlags, NodeSpec
-from launcher.multinode.node.job import NODE_JOB_VAR, node_launcher_argv
-from launcher.prepare.config import JobConfig
-from launcher.resolve.backend import ENV_VAR
-from launcher.run.rank_env import ACCELERATOR_VAR, SOURCE_VAR
-from launcher.run.rendezvous.choice import DEFAULT_MASTER_PORT
+from launcher.multinode.head.selection import HostFlags
 
-__all__ = ["hostfile_commands", "node_job", "describe_commands"]
+__all__ = ["hostfile_commands", "node_job", "node_launcher_argv", "describe_commands"]
 
 # Carried inside the job, so a value in the head's own environment must not reach the nodes beside it.
-_CARRIED = (ENV_VAR, SOURCE_VAR, ACCELERATOR_VAR, NODE_JOB_VAR)
+_CARRIED = (BACKEND_VAR, BACKEND_SOURCE_VAR, ACCELERATOR_VAR, NODE_JOB_VAR)
 
 
 def hostfile_commands(hosts: HostFlags, job: JobConfig, environ: Mapping[str, str],
@@ -52,6 +52,11 @@ def node_job(job: JobConfig, nodes: Sequence[NodeSpec]) -> JobConfig:
     each node places it on itself."""
     endpoint = job.rdzv_endpoint or f"{nodes[0].host}:{job.settings.master_port or DEFAULT_MASTER_PORT}"
     return replace(job, nnodes=str(len(nodes)), rdzv_endpoint=endpoint, rdzv_id=job.rdzv_id or uuid.uuid4().hex[:12])
+
+
+def node_launcher_argv(stop_on_stdin_eof: bool) -> list[str]:
+    """The command a node runs; with ssh it stops its ranks when the head's ssh client goes away."""
+    return [sys.executable, "-m", "launcher.multinode.node", *([STOP_ON_STDIN_EOF] if stop_on_stdin_eof else [])]
 
 
 def describe_commands(commands: Sequence[LaunchCommand]) -> list[tuple[str, str]]:

@@ -3,27 +3,16 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
+from launcher.contract.hosts import HOST_NAME, HostSlots
 from launcher.limits import NODES, RANKS_PER_NODE, CountError, whole_number
 from launcher.multinode.errors import HostfileError
-from launcher.resolve.safe_read import UnsafeFileError, read_user_text
+from launcher.safe_read import UnsafeFileError, read_user_text
 
-__all__ = ["HostSlots", "HOST_NAME", "parse_hostfile", "parse_hostfile_text"]
+__all__ = ["parse_hostfile", "parse_hostfile_text"]
 
-# A host name or IPv4 address. No ':', '@' or ',' (the --include syntax uses them), no leading '-'
-# (ssh would read it as an option), no '[' (pdsh would expand it as a host range).
-HOST_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
 _SLOTS = re.compile(r"slots=([0-9]+)")
-
-
-@dataclass(frozen=True)
-class HostSlots:
-    """One hostfile entry: a host and how many processes (devices) it takes."""
-
-    host: str
-    slots: int
 
 
 def parse_hostfile(path: str | Path) -> tuple[HostSlots, ...]:

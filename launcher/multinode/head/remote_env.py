@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from launcher.multinode.errors import RemoteEnvError
-from launcher.resolve.safe_read import UnsafeFileError, read_user_text
 from launcher.resolve.variable_names import NAME_RULE, is_variable_name
+from launcher.safe_read import UnsafeFileError, read_user_text
 
 __all__ = ["ENV_FILE_NAME", "find_env_file", "parse_env_file_text", "remote_env"]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 
-from launcher.multinode.node.table import HOST_VAR
+from launcher.contract.names import NODE_HOST_VAR
 
 __all__ = ["shell_command", "pdsh_shell_command", "pdsh_escape"]
 
@@ -27,7 +27,7 @@ def shell_command(cwd: str, env: Mapping[str, str], argv: Sequence[str]) -> str:
 
 def pdsh_shell_command(cwd: str, env: Mapping[str, str], argv: Sequence[str]) -> str:
     """As `shell_command`, escaped for pdsh, with `ACCEL_NODE_HOST=%h` for pdsh to fill in."""
-    return _command(cwd, env, argv, escape=pdsh_escape, fill=(f"{HOST_VAR}=%h",))
+    return _command(cwd, env, argv, escape=pdsh_escape, fill=(f"{NODE_HOST_VAR}=%h",))
 
 
 def pdsh_escape(text: str) -> str:

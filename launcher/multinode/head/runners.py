@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from launcher.contract.hosts import NodeSpec
+from launcher.contract.node_table import node_row_env, node_table_env
 from launcher.multinode.errors import MultinodeError
 from launcher.multinode.head.remote_shell import pdsh_shell_command, shell_command
-from launcher.multinode.head.selection import NodeSpec
-from launcher.multinode.node.table import node_row_env, node_table_env
 
 __all__ = ["LaunchCommand", "NodeArgv", "MAX_ARGUMENT_BYTES", "ssh_commands", "pdsh_command", "openmpi_command",
            "slurm_command"]

@@ -11,27 +11,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from launcher.contract.hosts import HostSlots, NodeSpec
 from launcher.limits import TOTAL_RANKS
 from launcher.multinode.errors import SelectionError
-from launcher.multinode.head.hostfile import HostSlots, parse_hostfile
+from launcher.multinode.head.hostfile import parse_hostfile
 
-__all__ = ["HostFlags", "NodeSpec", "select_nodes"]
+__all__ = ["HostFlags", "select_nodes"]
 
 _INDEX = re.compile(r"[0-9]{1,18}")
 _HOSTS_SHOWN = 5
-
-
-@dataclass(frozen=True)
-class NodeSpec:
-    """A selected node and the device indices its ranks get (`len(slots)` processes)."""
-
-    host: str
-    slots: tuple[int, ...]
-
-    @property
-    def nproc(self) -> int:
-        """How many ranks this node starts."""
-        return len(self.slots)
 
 
 @dataclass(frozen=True)

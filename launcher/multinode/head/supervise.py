@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from launcher.multinode.errors import OpenFilesError
 from launcher.multinode.head.runners import LaunchCommand
-from launcher.run.failure import exit_status
+from launcher.run.failure.rank_failure import exit_status
 from launcher.signal_rules import stop_action, stop_outcome
 
 __all__ = ["supervise", "make_room_for"]

@@ -2,8 +2,8 @@
 
 Looked up in this order, the first that is present wins:
 1. our own override, set by the ssh and pdsh runners: `ACCEL_NODE_RANK`, or `ACCEL_NODE_HOST` (looked up
-   in `ACCEL_NODE_HOSTS`); either needs the node table (see `table`), which over ssh is this node's own
-   row with `ACCEL_NODE_COUNT`;
+   in `ACCEL_NODE_HOSTS`); either needs the node table (`launcher.contract.node_table`), which over ssh
+   is this node's own row with `ACCEL_NODE_COUNT`;
 2. Slurm (`srun`): `SLURM_PROCID`, `SLURM_STEP_NUM_TASKS` / `SLURM_NTASKS`, `SLURM_STEP_NUM_NODES` /
    `SLURM_NNODES`, and `SLURM_STEP_NODELIST` / `SLURM_JOB_NODELIST`, whose first host is the master;
 3. OpenMPI (`mpirun`): `OMPI_COMM_WORLD_RANK`, `OMPI_COMM_WORLD_SIZE`, `OMPI_COMM_WORLD_LOCAL_RANK`.
@@ -21,11 +21,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from launcher.contract.hosts import NodeSpec
+from launcher.contract.names import NODE_COUNT_VAR, NODE_HOST_VAR, NODE_HOSTS_VAR, NODE_RANK_VAR
+from launcher.contract.node_table import parse_node_table
 from launcher.limits import NODES, CountError, whole_number
 from launcher.multinode.errors import NodeIdentityError
-from launcher.multinode.head.selection import NodeSpec
 from launcher.multinode.node.slurm_nodelist import expand_nodelist
-from launcher.multinode.node.table import COUNT_VAR, HOST_VAR, HOSTS_VAR, RANK_VAR, parse_node_table
 
 __all__ = ["NodeIdentity", "node_identity"]
 
@@ -51,7 +52,7 @@ class NodeIdentity:
 def node_identity(environ: Mapping[str, str]) -> NodeIdentity | None:
     """This node's identity, or None when nothing in `environ` says it."""
     table = parse_node_table(environ)
-    if RANK_VAR in environ or HOST_VAR in environ:
+    if NODE_RANK_VAR in environ or NODE_HOST_VAR in environ:
         return _override(environ, table)
     if "SLURM_PROCID" in environ:
         return _slurm(environ, table)
@@ -61,18 +62,19 @@ def node_identity(environ: Mapping[str, str]) -> NodeIdentity | None:
 
 
 def _override(environ: Mapping[str, str], table: tuple[NodeSpec, ...] | None) -> NodeIdentity:
-    variable = RANK_VAR if RANK_VAR in environ else HOST_VAR
+    variable = NODE_RANK_VAR if NODE_RANK_VAR in environ else NODE_HOST_VAR
     if table is None:
-        raise NodeIdentityError(variable, environ[variable], f"needs {HOSTS_VAR} as well")
-    if COUNT_VAR in environ:
+        raise NodeIdentityError(variable, environ[variable], f"needs {NODE_HOSTS_VAR} as well")
+    if NODE_COUNT_VAR in environ:
         return _own_row(environ, table)
     hosts = [node.host for node in table]
-    if variable == HOST_VAR:
-        if environ[HOST_VAR] not in hosts:
-            raise NodeIdentityError(HOST_VAR, environ[HOST_VAR], f"is not one of the {len(hosts)} hosts of {HOSTS_VAR}")
-        rank = hosts.index(environ[HOST_VAR])
+    if variable == NODE_HOST_VAR:
+        if environ[NODE_HOST_VAR] not in hosts:
+            raise NodeIdentityError(NODE_HOST_VAR, environ[NODE_HOST_VAR],
+                                    f"is not one of the {len(hosts)} hosts of {NODE_HOSTS_VAR}")
+        rank = hosts.index(environ[NODE_HOST_VAR])
     else:
-        rank = _integer(environ, RANK_VAR, below=len(table))
+        rank = _integer(environ, NODE_RANK_VAR, below=len(table))
     return NodeIdentity(rank, len(table), hosts[0], variable, table[rank])
 
 
@@ -80,12 +82,12 @@ def _own_row(environ: Mapping[str, str], table: tuple[NodeSpec, ...]) -> NodeIde
     """An ssh node: the table is this node's row only, with its rank and the node count beside it (the
     job it got carries the rendezvous endpoint, so the first node's name is not needed)."""
     if len(table) != 1:
-        raise NodeIdentityError(HOSTS_VAR, ",".join(node.host for node in table[:3]),
-                                f"lists {len(table)} hosts, but with {COUNT_VAR} it holds this node only")
-    if RANK_VAR not in environ:
-        raise NodeIdentityError(COUNT_VAR, environ[COUNT_VAR], f"needs {RANK_VAR} as well")
-    count = _integer(environ, COUNT_VAR, minimum=1)
-    return NodeIdentity(_integer(environ, RANK_VAR, below=count), count, None, RANK_VAR, table[0])
+        raise NodeIdentityError(NODE_HOSTS_VAR, ",".join(node.host for node in table[:3]),
+                                f"lists {len(table)} hosts, but with {NODE_COUNT_VAR} it holds this node only")
+    if NODE_RANK_VAR not in environ:
+        raise NodeIdentityError(NODE_COUNT_VAR, environ[NODE_COUNT_VAR], f"needs {NODE_RANK_VAR} as well")
+    count = _integer(environ, NODE_COUNT_VAR, minimum=1)
+    return NodeIdentity(_integer(environ, NODE_RANK_VAR, below=count), count, None, NODE_RANK_VAR, table[0])
 
 
 def _slurm(environ: Mapping[str, str], table: tuple[NodeSpec, ...] | None) -> NodeIdentity:
@@ -130,7 +132,7 @@ def _table_entry(
         return None
     if len(table) != size:
         hosts = ",".join(node.host for node in table)
-        raise NodeIdentityError(HOSTS_VAR, hosts, f"lists {len(table)} hosts, but {size_var}={size}")
+        raise NodeIdentityError(NODE_HOSTS_VAR, hosts, f"lists {len(table)} hosts, but {size_var}={size}")
     return next((node for node in table if node.host == host), table[rank])
 
 

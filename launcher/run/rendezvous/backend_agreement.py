@@ -8,9 +8,9 @@ and the last one in writes the verdict that the others wait for. On a mismatch e
 `BackendMismatchError` with that line, and first waits (up to the timeout) until every node has read
 the verdict, so that the node hosting the store does not leave first.
 
-The node's claim comes from the rendezvous configuration (`rdzv_configs` of the launch config):
-`accel_backend`, `accel_backend_source`, `accel_host`. The inner handler is made with the node's
-placement (`launcher.run.rendezvous.inner_handler`); a c10d wait that runs out says who came and how many
+The node's claim comes from the rendezvous configuration (`rdzv_configs` of the launch config), where
+`ResolvedBackend.rendezvous_options` put it (launcher.contract.backend). The inner handler is made with the node's
+placement (`launcher.run.rendezvous.placed_handler`); a c10d wait that runs out says who came and how many
 never did.
 
 This module imports torch: import it only on the path that starts the elastic agent, never on the
@@ -31,13 +31,11 @@ from torch.distributed.elastic.rendezvous import (
     rendezvous_handler_registry,
 )
 
-from launcher.run.rendezvous.arrivals import Arrivals
-from launcher.run.rendezvous.backend_claims import BackendClaim, disagreement
-from launcher.run.rendezvous.inner_handler import inner_handler
+from launcher.contract.backend import CLAIM_KEYS, BackendClaim
+from launcher.run.rendezvous.placed_handler import placed_handler
+from launcher.run.rendezvous.roll_call import RollCall
 
-__all__ = ["BackendMismatchError", "AgreeingRendezvousHandler", "agree", "register_handlers", "CLAIM_KEYS"]
-
-CLAIM_KEYS = ("accel_backend", "accel_backend_source", "accel_host")
+__all__ = ["BackendMismatchError", "AgreeingRendezvousHandler", "agree", "disagreement", "register_handlers"]
 AGREEMENT_TIMEOUT = timedelta(seconds=60)
 _ARRIVALS = "accel/agreement/arrivals"
 _AGREED = b"agreed"
@@ -84,6 +82,17 @@ def agree(store: Store, rank: int, world_size: int, claim: BackendClaim, timeout
     raise BackendMismatchError(message)
 
 
+def disagreement(first: BackendClaim, rank: int, claim: BackendClaim) -> str | None:
+    """None when node `rank`'s claim has node 0's backend (`first`), else the one line that names both."""
+    if claim.backend == first.backend:
+        return None
+    return (
+        f"the nodes resolved different compile backends: node 0 on {first.host} has {first.backend!r} "
+        f"(from {first.source}), node {rank} on {claim.host} has {claim.backend!r} (from {claim.source}); "
+        "give every node the same --compile-backend or ACCEL_COMPILE_BACKEND"
+    )
+
+
 def _wait(store: Store, key: str, timeout: timedelta, what: str, counter: str | None = None) -> None:
     """Wait for `key`; when `timeout` runs out, raise saying `what` was awaited (and `counter`'s count)."""
     try:
@@ -118,9 +127,9 @@ class AgreeingRendezvousHandler(RendezvousHandler):
     """`inner`, whose every completed rendezvous is followed by the backend agreement."""
 
     def __init__(self, name: str, inner: RendezvousHandler, claim: BackendClaim, timeout: timedelta,
-                 arrivals: Arrivals | None = None) -> None:
+                 roll_call: RollCall | None = None) -> None:
         self._name, self._inner, self._claim, self._timeout = name, inner, claim, timeout
-        self._arrivals = arrivals
+        self._roll_call = roll_call
 
     def get_backend(self) -> str:
         return self._name
@@ -130,14 +139,14 @@ class AgreeingRendezvousHandler(RendezvousHandler):
         return self._inner.use_agent_store
 
     def next_rendezvous(self) -> RendezvousInfo:
-        if self._arrivals is not None:
-            self._arrivals.note()
+        if self._roll_call is not None:
+            self._roll_call.note()
         try:
             info = self._inner.next_rendezvous()
         except RendezvousTimeoutError:
-            if self._arrivals is None:
+            if self._roll_call is None:
                 raise
-            raise ArrivalsTimeoutError(self._arrivals.timeout_message()) from None
+            raise ArrivalsTimeoutError(self._roll_call.timeout_message()) from None
         agree(info.store, info.rank, info.world_size, self._claim, self._timeout)
         return info
 
@@ -163,8 +172,8 @@ def _wrap(params: RendezvousParameters, inner_backend: str) -> AgreeingRendezvou
         raise ValueError(f"rendezvous backend {params.backend!r} needs rdzv_configs {', '.join(missing)}")
     claim = BackendClaim(*(str(params.get(key)) for key in CLAIM_KEYS))
     config = {key: value for key, value in params.config.items() if key not in CLAIM_KEYS}
-    inner, arrivals = inner_handler(params, inner_backend, config, claim.host)
-    return AgreeingRendezvousHandler(params.backend, inner, claim, AGREEMENT_TIMEOUT, arrivals)
+    inner, roll_call = placed_handler(params, inner_backend, config, claim.host)
+    return AgreeingRendezvousHandler(params.backend, inner, claim, AGREEMENT_TIMEOUT, roll_call)
 
 
 def _create_accel_c10d(params: RendezvousParameters) -> RendezvousHandler:

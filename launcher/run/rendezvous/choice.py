@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import socket
 
-from launcher.prepare.config import JobConfig
+from launcher.contract.job import JobConfig
+from launcher.contract.names import DEFAULT_MASTER_PORT
 
-__all__ = ["rendezvous", "standalone_like", "AGREEMENT_PREFIX", "DEFAULT_MASTER_PORT", "ONE_NODE_BACKEND"]
+__all__ = ["rendezvous", "standalone_like", "AGREEMENT_PREFIX", "ONE_NODE_BACKEND"]
 
 AGREEMENT_PREFIX = "accel-"
 ONE_NODE_BACKEND = "one-node"
-DEFAULT_MASTER_PORT = 29500
 
 
 def rendezvous(config: JobConfig) -> tuple[str, str, dict[str, object]]:
@@ -37,8 +37,7 @@ def rendezvous(config: JobConfig) -> tuple[str, str, dict[str, object]]:
     options = {"rank": config.node_rank, **timeouts} if backend == "static" else timeouts
     if config.node_range[1] > 1:
         backend = AGREEMENT_PREFIX + backend
-        options = {**options, "accel_backend": config.backend.name, "accel_backend_source": config.backend.source,
-                   "accel_host": socket.gethostname(), **_store_side(config)}
+        options = {**options, **config.backend.rendezvous_options(socket.gethostname()), **_store_side(config)}
     return backend, endpoint, options
 
 

@@ -1,7 +1,7 @@
 """What a rank may leave at $TORCHELASTIC_ERROR_FILE, one row per kind, with what the launcher then says.
 
 Shared by the rank script `leave_error_file.py` (real launches, tests/faults/test_error_file.py) and the
-in-process tests of the reader (tests/run/test_root_cause.py).
+in-process tests of the reader (tests/run/failure/test_root_cause.py).
 """
 
 from __future__ import annotations

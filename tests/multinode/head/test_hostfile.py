@@ -9,9 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from launcher.contract.hosts import HostSlots
 from launcher.errors import LaunchError
 from launcher.multinode.errors import HostfileError
-from launcher.multinode.head.hostfile import HostSlots, parse_hostfile, parse_hostfile_text
+from launcher.multinode.head.hostfile import parse_hostfile, parse_hostfile_text
 
 
 def test_entries_come_back_in_file_order_with_comments_and_blank_lines_skipped() -> None:

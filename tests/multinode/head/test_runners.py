@@ -6,9 +6,9 @@ import shlex
 
 import pytest
 
+from launcher.contract.hosts import NodeSpec
 from launcher.multinode.errors import MultinodeError
 from launcher.multinode.head.runners import LaunchCommand, openmpi_command, pdsh_command, slurm_command, ssh_commands
-from launcher.multinode.head.selection import NodeSpec
 
 NODES = (NodeSpec("h1", (0, 1, 2)), NodeSpec("h2", (1,)))
 ENV = {"ACCEL_COMPILE_BACKEND": "eager", "NCCL_DEBUG": "INFO"}

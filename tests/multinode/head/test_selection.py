@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from launcher.contract.hosts import HostSlots, NodeSpec
 from launcher.multinode.errors import SelectionError
-from launcher.multinode.head.hostfile import HostSlots
-from launcher.multinode.head.selection import NodeSpec, select_nodes
+from launcher.multinode.head.selection import select_nodes
 
 HOSTS = (HostSlots("h1", 4), HostSlots("h2", 2), HostSlots("h3", 1))
 

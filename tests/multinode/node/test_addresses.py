@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from launcher.prepare.config import JobConfig, LaunchOptions, Program, RunSettings
-from launcher.prepare.job import prepare_job
+from launcher.contract.backend import ResolvedBackend
+from launcher.contract.job import JobConfig, Program, RunSettings
 from launcher.multinode.node.addresses import GLOO_IFNAME_VAR, Placement, place_node
+from launcher.prepare.job import prepare_job
+from launcher.prepare.options import LaunchOptions
 from launcher.run.rendezvous.choice import rendezvous
-from launcher.resolve.backend import ResolvedBackend
 
 
 @pytest.mark.parametrize(("own", "hosts_store"), [("node0", True), ("node1", False)])

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from launcher.contract.hosts import NodeSpec
+from launcher.contract.node_table import node_row_env, node_table_env, parse_node_table
 from launcher.multinode.errors import NodeIdentityError
 from launcher.multinode.node.identity import NodeIdentity, node_identity
-from launcher.multinode.node.table import node_row_env, node_table_env, parse_node_table
-from launcher.multinode.head.selection import NodeSpec
 from launcher.multinode.node.slurm_nodelist import expand_nodelist
 
 NODES = (NodeSpec("h1", (0, 1, 2)), NodeSpec("h2", (0, 2)))

@@ -14,8 +14,8 @@ from datetime import timedelta
 
 from torch.distributed import TCPStore
 
+from launcher.contract.backend import BackendClaim
 from launcher.run.rendezvous.backend_agreement import agree
-from launcher.run.rendezvous.backend_claims import BackendClaim
 
 __all__ = ["CountingStore", "Outcome", "SimulatedNodes", "all_at_once", "claims_with_one_differing"]
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from launcher.run.rendezvous.backend_claims import BackendClaim, disagreement
+from launcher.contract.backend import BackendClaim
+from launcher.run.rendezvous.backend_agreement import disagreement
 
 PEER = Path(__file__).with_name("rdzv_peer.py")
 ROOT = Path(__file__).resolve().parents[3]

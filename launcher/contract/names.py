@@ -1,0 +1,49 @@
+"""The names and numbers the launcher promises (docs/CONTRACT.md): the variables it reads and sets, its
+defaults, and the exit statuses a user can rely on. A leaf: every folder of the launcher may import it.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BACKEND_VAR", "BACKEND_SOURCE_VAR", "ACCELERATOR_VAR", "LAUNCHER_PID_VAR", "CPU_BINDING_VAR", "TORCHRUN_VARS",
+    "NODE_JOB_VAR", "NODE_HOSTS_VAR", "NODE_DEVICES_VAR", "NODE_RANK_VAR", "NODE_HOST_VAR", "NODE_COUNT_VAR",
+    "STOP_ON_STDIN_EOF", "ACCELERATOR_KEYWORD", "DEFAULT_SOURCE", "DEFAULT_MASTER_PORT", "TORCHRUN_RUN_ID",
+    "VALIDATION_STATUS", "TIMEOUT_STATUS", "REFUSAL_PHRASE", "START_REFUSAL_PHRASE",
+]
+
+# The compile backend: the user may set it; every rank gets it resolved, with the level it came from.
+BACKEND_VAR = "ACCEL_COMPILE_BACKEND"
+BACKEND_SOURCE_VAR = "ACCEL_COMPILE_BACKEND_SOURCE"
+# `--compile-backend accelerator`: the accelerator's own default, asked for by name.
+ACCELERATOR_KEYWORD = "accelerator"
+# The source of a backend no level named.
+DEFAULT_SOURCE = "accelerator default"
+
+# What every rank gets beyond torchrun's own variables.
+ACCELERATOR_VAR = "ACCEL_ACCELERATOR"
+LAUNCHER_PID_VAR = "ACCEL_LAUNCHER_PID"
+# Local rank i's cores are the i-th `;`-separated group: `0,1;2,3` pins rank 0 to 0-1 and rank 1 to 2-3.
+CPU_BINDING_VAR = "ACCEL_CPU_BINDING"
+TORCHRUN_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT")
+
+# What the head of a hostfile launch hands each node launcher: the job, and the node table.
+NODE_JOB_VAR = "ACCEL_NODE_JOB"
+NODE_HOSTS_VAR = "ACCEL_NODE_HOSTS"
+NODE_DEVICES_VAR = "ACCEL_NODE_DEVICES"
+NODE_RANK_VAR = "ACCEL_NODE_RANK"
+NODE_HOST_VAR = "ACCEL_NODE_HOST"
+NODE_COUNT_VAR = "ACCEL_NODE_COUNT"
+# The node launcher's one flag: stop its ranks when its standard input closes (the head's ssh went away).
+STOP_ON_STDIN_EOF = "--stop-on-stdin-eof"
+
+# torchrun's defaults: the port a fixed endpoint gets, and the run id of nodes started by hand without one.
+DEFAULT_MASTER_PORT = 29500
+TORCHRUN_RUN_ID = "none"
+
+# Exit statuses: a refused backend (or a rank that refused to start) is a configuration error, as bad
+# input is; a job stopped by --timeout exits as timeout(1) does.
+VALIDATION_STATUS = 2
+TIMEOUT_STATUS = 124
+# The phrases a rank's refusal line carries, by which the launcher tells it from other failures.
+REFUSAL_PHRASE = "refused the compile backend"
+START_REFUSAL_PHRASE = "refused to start"

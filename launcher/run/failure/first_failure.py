@@ -1,0 +1,52 @@
+"""Which failed rank started the teardown: the first to exit, not a peer that failed because of it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from launcher.run.failure.exit_times import ExitTimes
+
+__all__ = ["first_failure", "lost_a_peer", "lost_peer_note"]
+
+# What a rank writes when it failed because a peer went away (gloo, NCCL, the c10d store).
+_PEER_LOST = re.compile(
+    r"Connection closed by peer|Connection reset by peer|Broken pipe|DistNetworkError|"
+    r"NCCL communicator was aborted|recvValue?\b.*failed|failed to recv, got 0 bytes",
+    re.IGNORECASE,
+)
+
+# gloo names the peer it lost: `Connection closed by peer [10.0.0.7]:12345`, `Read error [10.0.0.7]:12345`.
+_PEER_ADDRESS = re.compile(r"\[([0-9A-Fa-f.:]+)\]:\d+")
+
+
+def lost_a_peer(stderr_tail: tuple[str, ...]) -> bool:
+    """True when a rank's last lines say it failed because a peer's connection went away."""
+    return any(_PEER_LOST.search(line) for line in stderr_tail)
+
+
+def lost_peer_note(stderr_tail: tuple[str, ...]) -> str | None:
+    """For a cause that itself only lost a peer: one line naming the peer's address, when gloo said it."""
+    if not lost_a_peer(stderr_tail):
+        return None
+    lost_lines = [line for line in stderr_tail if _PEER_LOST.search(line)]
+    found = next((m.group(1) for line in lost_lines if (m := _PEER_ADDRESS.search(line))), None)
+    where = f"its peer at {found}" if found else "a peer"
+    return f"it lost {where} first: a rank or a node there went away (lost node, or a failure there)"
+
+
+def first_failure(failures: Mapping[int, Any], exits: ExitTimes,
+                  stderr_tail: Callable[[Any], tuple[str, ...]]) -> tuple[int, Any]:
+    """(rank, torch's ProcessFailure) of the failure that started the teardown.
+
+    Failures are ordered by exit time when the exit of every failed process was seen, else by torch's
+    own timestamps (whole seconds) and rank; the first one that did not merely lose a peer is the cause.
+    """
+    by_pid = {failure.pid: rank for rank, failure in failures.items()}
+    if by_pid.keys() <= exits.exited.keys():
+        ranks = sorted(failures, key=lambda r: exits.exited[failures[r].pid])
+    else:
+        ranks = sorted(failures, key=lambda r: (failures[r].timestamp, r))
+    cause = next((r for r in ranks if not lost_a_peer(stderr_tail(failures[r]))), ranks[0])
+    return cause, failures[cause]

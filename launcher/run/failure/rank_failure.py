@@ -1,0 +1,88 @@
+"""A short account of the first failed rank, instead of the engine's long table (docs/CONTRACT.md section 4)."""
+
+from __future__ import annotations
+
+import signal
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+
+from launcher.contract.names import REFUSAL_PHRASE, START_REFUSAL_PHRASE, VALIDATION_STATUS
+from launcher.run.failure.root_cause import RootCause, clip, read_error_file
+
+__all__ = ["RankFailure", "exit_status", "tail_lines", "failure_from_engine"]
+
+_TAIL_LINES = 20
+_TAIL_LINE_BYTES = 1 << 10
+
+
+@dataclass(frozen=True)
+class RankFailure:
+    """The first rank that failed: who, how, and what it last wrote."""
+
+    rank: int
+    host: str
+    exitcode: int
+    message: str
+    output_tail: tuple[str, ...]
+    cause: RootCause | None = None
+    error_file_ignored: str | None = None
+
+    @property
+    def validation(self) -> bool:
+        """True when the rank stopped because it refused the compile backend, or refused to start."""
+        return self.exitcode == VALIDATION_STATUS and any(
+            phrase in self.message for phrase in (REFUSAL_PHRASE, START_REFUSAL_PHRASE))
+
+    def how(self) -> str:
+        """`exit code 3` or `signal SIGKILL (9)`."""
+        if self.exitcode < 0:
+            try:
+                name = signal.Signals(-self.exitcode).name
+            except ValueError:
+                name = f"signal {-self.exitcode}"
+            return f"signal {name} ({-self.exitcode})"
+        return f"exit code {self.exitcode}"
+
+    def summary(self) -> str:
+        """One paragraph: the validation line alone, or the rank, its status, the exception it recorded
+        (torchrun's root cause) and its last lines of stderr."""
+        if self.validation:
+            return self.message
+        parts = [f"rank {self.rank} on {self.host} failed first, with {self.how()}; the other ranks were stopped"]
+        if self.cause is not None:
+            parts += ["  root cause (from its error file):", *(f"    {line}" for line in self.cause.lines())]
+        if self.error_file_ignored is not None:
+            parts.append(f"  its error file was ignored: {self.error_file_ignored}")
+        if self.output_tail:
+            parts += ["  last lines of its stderr:", *(f"    {line}" for line in self.output_tail)]
+        return "\n".join(parts)
+
+
+def exit_status(exitcode: int) -> int:
+    """A process's status as a shell shows it: 128+N for a signal N (Python gives it as -N)."""
+    return 128 - exitcode if exitcode < 0 else exitcode
+
+
+def tail_lines(path: Path, count: int = _TAIL_LINES) -> tuple[str, ...]:
+    """The last `count` lines of a log file (each cut to 1 KiB), read from its end so that huge logs cost nothing."""
+    try:
+        with path.open("rb") as handle:
+            handle.seek(0, 2)
+            size = handle.tell()
+            handle.seek(max(0, size - 64 * 1024))
+            data = handle.read()
+    except OSError:
+        return ()
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    return tuple(clip(line, _TAIL_LINE_BYTES) for line in lines[-count:])
+
+
+def failure_from_engine(rank: int, exitcode: int, error_file: str | None, tail: tuple[str, ...]) -> RankFailure:
+    """Build the account of the first failure torch elastic reports: its status, what the rank left in its
+    error file (read here as untrusted input, never by the engine) and the last lines of its stderr."""
+    recorded = read_error_file(error_file)
+    cause = recorded.cause
+    return RankFailure(rank=rank, host=socket.gethostname(), exitcode=exitcode,
+                       message=cause.exception if cause is not None else "", output_tail=tail, cause=cause,
+                       error_file_ignored=recorded.ignored_because)

@@ -1,0 +1,124 @@
+"""torchrun's engine options reach torch elastic's LaunchConfig as torchrun hands them over."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+
+from launcher.cli.flags import LaunchFlags, PeerFlags, launch_options
+from launcher.contract.backend import ResolvedBackend
+from launcher.contract.engine_options import EVENT_LOG_HANDLERS, EngineOptions, parse_std
+from launcher.contract.job import JobConfig, Program, RunSettings
+from launcher.contract.rdzv_conf import parse_rdzv_conf
+from launcher.contract.seconds import MAX_SECONDS
+from launcher.multinode.head.selection import HostFlags
+from launcher.run.spawn import _elastic_config, _streams
+
+BACKEND = ResolvedBackend("eager", "--compile-backend", "eager")
+
+
+def job(engine: EngineOptions, **settings: object) -> JobConfig:
+    return JobConfig(program=Program("script", "train.py"), backend=BACKEND, accelerator="cpu", nproc_per_node=2,
+                     settings=RunSettings(engine=engine, **settings))
+
+
+def test_every_engine_option_reaches_the_launch_config(tmp_path: Path) -> None:
+    engine = EngineOptions(role="trainer", rdzv_conf=parse_rdzv_conf("join_timeout=77, read_timeout=9"),
+                           local_addr="10.0.0.7", monitor_interval=0.5, local_ranks_filter=(1,),
+                           event_log_handler="console", signals_to_handle="SIGTERM,SIGINT",
+                           duplicate_stdout_filters=("loss",), duplicate_stderr_filters=("WARN", "ERR"),
+                           virtual_local_rank=True)
+    config = _elastic_config(job(engine, grace_period=7.0), tmp_path)
+    assert (config.role, config.local_addr, config.monitor_interval) == ("trainer", "10.0.0.7", 0.5)
+    assert config.rdzv_configs["join_timeout"] == "77" and config.rdzv_configs["read_timeout"] == "9"
+    assert (config.event_log_handler, config.signals_to_handle) == ("console", "SIGTERM,SIGINT")
+    assert config.duplicate_stdout_filters == ["loss"] and config.duplicate_stderr_filters == ["WARN", "ERR"]
+    assert config.virtual_local_rank and config.shutdown_timeout == 7
+    assert config.logs_specs._local_ranks_filter == {1}
+    assert config.run_id == str(uuid.UUID(config.run_id))  # one node, no port: standalone, as for torchrun
+    assert _elastic_config(job(EngineOptions(), master_port=29999), tmp_path).run_id == "none"
+
+
+@pytest.mark.parametrize("engine", [EngineOptions(standalone=True), EngineOptions()], ids=["standalone", "one-node"])
+def test_standalone_gets_a_fresh_run_id_and_leaves_the_address_to_the_engine(tmp_path: Path,
+                                                                             engine: EngineOptions) -> None:
+    first = _elastic_config(job(engine), tmp_path)
+    second = _elastic_config(job(engine), tmp_path)
+    assert first.run_id != second.run_id and first.local_addr is None
+
+
+def test_a_static_master_port_gives_the_ranks_the_master_address(tmp_path: Path) -> None:
+    config = _elastic_config(job(EngineOptions(), master_port=29999, master_addr="127.0.0.2"), tmp_path)
+    assert (config.rdzv_backend, config.rdzv_endpoint) == ("static", "127.0.0.2:29999")
+
+
+@pytest.mark.parametrize(("redirects", "tee", "log_dir", "expected"), [
+    ("0", "0", None, ({0: 0, 1: 0}, {0: 2, 1: 2})),        # ours: stderr teed, stdout inherited
+    ("0", "0", "logs", ({0: 0, 1: 0}, {0: 3, 1: 3})),      # --log-dir: both teed
+    ("3", "0", None, ({0: 3, 1: 3}, {0: 0, 1: 0})),        # files only, as asked
+    ("0", "1", None, ({0: 0, 1: 0}, {0: 3, 1: 3})),        # stdout teed too
+    ("0:2", "1:1", None, ({0: 2, 1: 0}, {0: 0, 1: 3})),    # per rank
+])
+def test_redirects_and_tee_are_the_users_and_ours_fills_the_rest(redirects: str, tee: str, log_dir: str | None,
+                                                                 expected: tuple[dict, dict]) -> None:
+    found = _streams(job(EngineOptions(redirects=redirects, tee=tee), log_dir=log_dir))
+    assert tuple({rank: int(value) for rank, value in streams.items()} for streams in found) == expected
+
+
+def test_std_values_read_as_torchs_std_from_str() -> None:
+    from torch.distributed.elastic.multiprocessing import Std
+
+    for text in ("0", "3", "0:1,1:2"):
+        theirs = Std.from_str(text)
+        ours = parse_std("--tee", text)
+        assert (ours == int(theirs)) if isinstance(ours, int) else ours == {k: int(v) for k, v in theirs.items()}
+
+
+def test_shutdown_timeout_is_torchruns_name_for_the_grace_period() -> None:
+    refused = {name: None for name in ("logs_specs", "numa_binding", "autotuning", "min_elastic_nodes",
+                                       "max_elastic_nodes", "launcher_args", "comment", "account", "venv_script")}
+    refused.update(elastic_training=False, save_pid=False)
+    peers = PeerFlags(local_addr=None, each_rank_log=None, bind_core_list=None, start_method="spawn", run_path=False,
+                      standalone=False, bind_cores_to_rank=False, no_ssh=False, no_ssh_check=False, no_local_rank=False,
+                      force_multi=False, shutdown_timeout=9, rdzv_conf="", role="default", monitor_interval=0.1,
+                      redirects="0", tee="0", local_ranks_filter="", event_log_handler="null",
+                      signals_to_handle="SIGTERM", duplicate_stdout_filters="", duplicate_stderr_filters="",
+                      virtual_local_rank=False, refused=refused)
+    ours = LaunchFlags(program=Program("script", "train.py"), compile_backend=None, accelerator=None, ds_config=None,
+                       nproc_per_node="1", nnodes="1", node_rank=None, master_addr="127.0.0.1", master_port=None,
+                       rdzv_backend="c10d", rdzv_endpoint="", rdzv_id="", rdzv_timeout=900, max_restarts=0,
+                       env_file=None, log_dir=None, grace_period=5.0, timeout=None, verbose=False, quiet=False)
+    options, through_runner = launch_options(ours, peers, HostFlags(), {"shutdown_timeout"})
+    assert options.settings.grace_period == 9.0 and not through_runner
+
+
+def test_the_event_log_handlers_accepted_are_torch_elastics_registered_ones() -> None:
+    from torch.distributed.elastic.events import handlers
+
+    assert set(EVENT_LOG_HANDLERS) == set(handlers._log_handlers)
+
+
+@pytest.mark.parametrize("conf", ["join_timeout=1,last_call_timeout=1,close_timeout=1,heartbeat_timeout=1",
+                                  f"join_timeout={MAX_SECONDS},keep_alive_interval={MAX_SECONDS}",
+                                  "keep_alive_interval=1,keep_alive_max_attempt=1000"])
+def test_the_rendezvous_settings_we_accept_torchs_dynamic_rendezvous_accepts(conf: str) -> None:
+    from torch.distributed import HashStore
+    from torch.distributed.elastic.rendezvous import RendezvousParameters
+    from torch.distributed.elastic.rendezvous.c10d_rendezvous_backend import C10dRendezvousBackend
+    from torch.distributed.elastic.rendezvous.dynamic_rendezvous import create_handler
+
+    params = RendezvousParameters("c10d", "localhost:0", "run", 1, 1, **parse_rdzv_conf(conf))
+    store = HashStore()
+    handler = create_handler(store, C10dRendezvousBackend(store, "run"), params)
+    assert handler.settings.timeout.join.total_seconds() == int(params.get("join_timeout", 600))
+
+
+@pytest.mark.parametrize("conf", ["is_host=yes,read_timeout=60,store_type=TCP,timeout=1", "is_host=0"])
+def test_the_store_settings_we_accept_torch_reads(conf: str) -> None:
+    from torch.distributed.elastic.rendezvous import RendezvousParameters
+
+    params = RendezvousParameters("c10d", "localhost:0", "run", 1, 1, **parse_rdzv_conf(conf))
+    assert params.get_as_bool("is_host") in (True, False)
+    assert params.get_as_int("read_timeout", 60) > 0 and params.get("store_type", "tcp").strip().lower() == "tcp"

@@ -1,0 +1,53 @@
+"""Naming the first failure: exit order first, a rank that only lost a peer last."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from launcher.run.failure.exit_times import ExitTimes
+from launcher.run.failure.first_failure import first_failure, lost_peer_note
+
+LOST = ("RuntimeError: [pair.cc:537] Read error [10.0.0.7]:28822: Connection reset by peer.",)
+OWN = ("ValueError: bad batch",)
+
+
+@dataclass
+class Failure:
+    pid: int
+    timestamp: int
+    tail: tuple[str, ...] = OWN
+
+
+def order(**exited: float) -> ExitTimes:
+    seen = ExitTimes()
+    seen.exited.update({int(pid[1:]): when for pid, when in exited.items()})
+    return seen
+
+
+def tail(failure: Failure) -> tuple[str, ...]:
+    return failure.tail
+
+
+def test_the_rank_that_exited_first_is_named_even_when_torch_stamps_a_tie() -> None:
+    failures = {0: Failure(100, 5), 1: Failure(101, 5)}
+    assert first_failure(failures, order(p100=2.0, p101=1.0), tail)[0] == 1
+
+
+def test_a_rank_that_only_lost_a_peer_is_passed_over_for_one_that_failed_on_its_own() -> None:
+    failures = {0: Failure(100, 5, LOST), 1: Failure(101, 5)}
+    assert first_failure(failures, order(p100=1.0, p101=2.0), tail)[0] == 1
+
+
+def test_when_every_failed_rank_lost_a_peer_the_first_to_exit_is_named() -> None:
+    failures = {0: Failure(100, 5, LOST), 1: Failure(101, 5, LOST)}
+    assert first_failure(failures, order(p100=2.0, p101=1.0), tail)[0] == 1
+
+
+def test_without_every_exit_seen_torch_timestamps_then_the_lowest_rank_decide() -> None:
+    failures = {2: Failure(100, 6), 1: Failure(101, 6), 0: Failure(102, 7)}
+    assert first_failure(failures, order(p100=1.0), tail)[0] == 1
+
+
+def test_the_note_names_the_address_of_the_lost_peer() -> None:
+    assert "its peer at 10.0.0.7" in lost_peer_note(LOST)
+    assert lost_peer_note(OWN) is None

@@ -1,0 +1,87 @@
+"""Imports run one way (docs/ARCHITECTURE.md): each folder of launcher/ imports only folders below it in the
+flow, and the leaves (launcher/contract/, the modules directly in launcher/, multinode/errors.py) import
+only leaves. Read from the source with `ast`: nothing is imported."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1] / "launcher"
+# The flow, top to bottom; folders on one line are side by side and never import each other. A package's
+# `__main__` is a command line, so it stands with cli.
+FLOW = (
+    ("cli",),
+    ("prepare",),
+    ("multinode.head", "multinode.node"),
+    ("resolve",),
+    ("run",),
+    ("rank",),
+)
+LEVEL = {folder: level for level, folders in enumerate(FLOW) for folder in folders}
+LEAF = len(FLOW)
+
+
+def _folder(module: str) -> str | None:
+    """The flow folder `module` (dotted, without `launcher.`) belongs to; None for a leaf."""
+    if module.rpartition(".")[2] == "__main__":
+        return "cli"
+    return next((folder for folder in LEVEL if module == folder or module.startswith(folder + ".")), None)
+
+
+def _allowed(source: str, target: str) -> bool:
+    """Whether module `source` may import `target`: a leaf, its own folder, or a folder below its own."""
+    source_folder, target_folder = _folder(source), _folder(target)
+    if target_folder is None or target_folder == source_folder:
+        return True
+    return source_folder is not None and LEVEL[target_folder] > LEVEL[source_folder]
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    """(line, module) for every launcher module that `path` imports, at any depth of its code."""
+    package = list(path.relative_to(ROOT.parent).parent.parts)
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom):
+            base = package[:len(package) - node.level + 1] if node.level else []
+            name = ".".join([*base, node.module] if node.module else base)
+            targets = [f"{name}.{alias.name}" for alias in node.names] if node.module in (None, "launcher") else [name]
+        elif isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        else:
+            continue
+        found += [(node.lineno, target) for target in targets if target.startswith("launcher.")]
+    return found
+
+
+def _violations() -> list[str]:
+    lines = []
+    for path in sorted(ROOT.rglob("*.py")):
+        source = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        for line, target in _imports(path):
+            if not _allowed(source, target.removeprefix("launcher.")):
+                lines.append(f"launcher/{path.relative_to(ROOT)}:{line} imports {target}, which is not below "
+                             f"{_folder(source) or 'a leaf'} in the flow")
+    return lines
+
+
+def test_every_folder_imports_only_folders_below_it_in_the_flow() -> None:
+    assert _violations() == []
+
+
+@pytest.mark.parametrize("source, target, allowed", [
+    ("run.spawn", "prepare.job", False),
+    ("multinode.head.commands", "multinode.node.identity", False),
+    ("multinode.node.identity", "multinode.head.selection", False),
+    ("rank.backend", "resolve.backend", False),
+    ("contract.job", "prepare.job", False),
+    ("multinode.node.__main__", "cli.start", True),
+    ("prepare.job", "run.rank_process", True),
+    ("rank.bootstrap", "contract.names", True),
+    ("run.spawn", "run.rendezvous.choice", True),
+])
+def test_the_rule_tells_an_upward_or_sideways_import_from_a_downward_one(source: str, target: str,
+                                                                         allowed: bool) -> None:
+    assert _allowed(source, target) == allowed
