@@ -25,6 +25,7 @@ from launcher.prepare.config import LaunchOptions, Program, RunSettings
 from launcher.prepare.job import PreparedJob, check_ports, prepare_job
 from launcher.prepare.plan import format_plan, plan_rows
 from launcher.prepare.validate import check_options, working_directory
+from launcher.run.direct.path_choice import engine_reason
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -122,6 +123,7 @@ def accel_launch(script: str, script_args: tuple[str, ...], module: bool, no_pyt
         launch_options = _launch_options(Program(mode, script, tuple(script_args)), values, verbose, quiet)
         check_options(launch_options, cwd, head=through_runner)
         job = prepare_job(launch_options, dict(os.environ), cwd, place=not through_runner)
+        engine_reason(job.config, os.environ)  # a bad ACCEL_LAUNCH_PATH is refused here, before anything starts
         if through_runner:
             from launcher.multinode.head.commands import hostfile_commands
 
@@ -202,7 +204,7 @@ def _run(job: PreparedJob, stop_on_stdin_eof: bool) -> None:
         )
     from launcher.run.spawn import run_job, silence_engine_logs
 
-    if not config.settings.verbose:
+    if not config.settings.verbose and engine_reason(config, os.environ) is not None:
         silence_engine_logs()
     if stop_on_stdin_eof:
         from launcher.multinode.node.stdin_watch import stop_when_stdin_closes

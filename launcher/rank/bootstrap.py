@@ -23,6 +23,7 @@ from launcher.prepare.cpu_binding import apply_cpu_binding
 from launcher.rank.after_import import after_import
 from launcher.rank.backend import install_backend, refuse
 from launcher.rank.deepspeed_bridge import bridge_deepspeed
+from launcher.rank.store_host import host_store_when_imported
 from launcher.run.failure import START_REFUSAL_PHRASE
 from launcher.run.rank_env import LAUNCHER_PID_VAR
 
@@ -36,6 +37,7 @@ def main(argv: list[str] | None = None) -> None:
     cannot start (a CPU binding it cannot apply, a --no-python program exec cannot run)."""
     mode, target, *args = sys.argv[1:] if argv is None else argv
     _die_with_launcher()
+    host_store_when_imported()
     try:
         apply_cpu_binding()
     except ValueError as exc:  # the launcher checked it; a value changed since, or another node's cores

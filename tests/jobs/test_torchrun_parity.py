@@ -20,6 +20,9 @@ import pytest
 from launcher.run.rank_env import omp_threads
 from tests.launches import SCRIPTS, CliRunnerFn, clean_environ
 
+# Every test here runs on both launch paths (tests/conftest.py, `launch_path`).
+pytestmark = pytest.mark.usefixtures("launch_path")
+
 DUMP = SCRIPTS / "dump_env.py"
 TORCHRUN = Path(sys.executable).with_name("torchrun")
 # Variables whose value is the job's own by nature: checked for their shape, not equality.
