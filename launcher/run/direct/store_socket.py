@@ -29,20 +29,29 @@ def master_addr(config: JobConfig) -> str:
 
 
 def listen_for_ranks(config: JobConfig) -> socket.socket:
-    """A listening socket on the rendezvous port (the kernel's pick when none is given)."""
+    """A listening socket on the rendezvous port (the kernel's pick when none is given): IPv6 and IPv4 where the
+    host has IPv6, else IPv4 alone."""
     _, endpoint, _ = rendezvous(config)
     port = int(endpoint.rpartition(":")[2])
     try:
-        sock = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
-        sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
-        address: tuple = ("::", port)
+        return _listen(socket.AF_INET6, "::", port)
     except OSError:
-        sock, address = socket.socket(socket.AF_INET, socket.SOCK_STREAM), ("0.0.0.0", port)
+        pass
     try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(address)
-        sock.listen(_BACKLOG)
+        return _listen(socket.AF_INET, "0.0.0.0", port)
     except OSError as exc:
-        sock.close()
         raise PortBusyError(config.settings.master_addr, port, exc.strerror or str(exc)) from None
+
+
+def _listen(family: socket.AddressFamily, address: str, port: int) -> socket.socket:
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        if family == socket.AF_INET6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((address, port))
+        sock.listen(_BACKLOG)
+    except OSError:
+        sock.close()
+        raise
     return sock
