@@ -1,7 +1,8 @@
 """Starting the ranks of one node on torch.distributed.elastic, and reporting how the job ended.
 
-This is the only module that changes process state: it exports the job's environment, makes this
-launcher the subreaper of its ranks, runs the elastic agent, and sweeps up whatever is left.
+With launcher/run/direct/job.py (a lone node without restarts, started without torch: `run_job` sends such
+a job there), this is the only module that changes process state: it exports the job's environment, makes
+this launcher the subreaper of its ranks, runs the elastic agent, and sweeps up whatever is left.
 """
 
 from __future__ import annotations

@@ -110,8 +110,8 @@ class RankLogs:
 
 
 def asked_streams(text: str, local_rank: int) -> int:
-    """`--redirects` / `--tee` for one local rank (1 stdout, 2 stderr, 3 both)."""
-    asked = parse_std("--tee", text)
+    """`--redirects` / `--tee` (checked before the launch) for one local rank (1 stdout, 2 stderr, 3 both)."""
+    asked = parse_std("--redirects/--tee", text)
     return asked if isinstance(asked, int) else asked.get(local_rank, 0)
 
 
