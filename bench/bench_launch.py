@@ -142,11 +142,14 @@ def targets(rows: list[Row]) -> list[str]:
         if row.scenario.startswith("fail-fast, bogus"):
             ok = accel < 0.5 and ratio is not None and ratio <= 0.2
             verdicts.append(_verdict(ok, f"fail-fast {accel:.2f} s < 0.5 s and ratio {ratio:.2f} <= 0.2"))
+            verdicts.append(_verdict(accel < 0.3, f"fail-fast {accel:.2f} s < 0.3 s (issue 22)"))
         elif row.scenario.startswith("launch overhead"):
             verdicts.append(_verdict(ratio <= 1.05, f"{row.scenario}: ratio {ratio:.2f} <= 1.05"))
         elif row.scenario.startswith("teardown"):
             ok = accel < 1.0 and ratio <= 1.0
             verdicts.append(_verdict(ok, f"teardown {accel:.2f} s < 1 s and ratio {ratio:.2f} <= 1.0"))
+        elif row.scenario.startswith("launcher peak RSS"):
+            verdicts.append(_verdict(accel <= 60, f"{row.scenario}: {accel:.1f} MiB <= 60 (issue 22)"))
         elif row.scenario.startswith("rank output") and row.other_name == "bare script":
             verdicts.append(_verdict(ratio <= 1.2, f"rank output: accel-launch / bare {ratio:.2f} <= 1.2"))
     return verdicts
@@ -162,6 +165,7 @@ def main() -> None:
     parser.add_argument("--only", default=",".join(SCENARIOS), help=f"Comma-separated, from: {', '.join(SCENARIOS)}.")
     parser.add_argument("--ranks", default="1,2,4,8", help="Rank counts for the launch-overhead scenario.")
     parser.add_argument("--no-write", action="store_true", help="Print only; leave bench/RESULTS.md as it is.")
+    parser.add_argument("--note", action="append", default=[], help="A line for the file's list (e.g. the load).")
     args = parser.parse_args()
     RANK_COUNTS[:] = [int(count) for count in args.ranks.split(",")]
     rows: list[Row] = []
@@ -172,8 +176,8 @@ def main() -> None:
         "# accel-launch against torchrun", "",
         "Written by `bench/bench_launch.py` (run by hand). Medians and min-max of "
         f"{args.runs} runs per contender after a warm-up, contenders interleaved.", "",
-        *(f"- {fact}" for fact in machine()), "",
-        table(rows), "", "## Targets (issue 5)", "", *targets(rows), "",
+        *(f"- {fact}" for fact in [*machine(), *args.note]), "",
+        table(rows), "", "## Targets (issues 5 and 22)", "", *targets(rows), "",
     ])
     print(report)
     if not args.no_write:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import launches
 from tests.launches import ACCEL_LAUNCH, CliRun, CliRunnerFn, Launch, Launcher, clean_environ
 
 
@@ -38,6 +39,16 @@ def private_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Non
         os.environ.pop("XDG_CACHE_HOME", None)
     else:
         os.environ["XDG_CACHE_HOME"] = previous
+
+
+@pytest.fixture(params=["direct", "engine"])
+def launch_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run the test once on each launch path (docs/ARCHITECTURE.md, "Two paths"): as the launcher chooses (the
+    direct path for one node without restarts), and with ACCEL_LAUNCH_PATH=engine (torch elastic's agent).
+    A test module asks for it with `pytestmark = pytest.mark.usefixtures("launch_path")`."""
+    if request.param == "engine":
+        monkeypatch.setitem(launches.LAUNCH_PATH, "ACCEL_LAUNCH_PATH", "engine")
+    return request.param
 
 
 @pytest.fixture

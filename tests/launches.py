@@ -13,6 +13,9 @@ from pathlib import Path
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
 RECORD_RANK = SCRIPTS / "record_rank.py"
 ACCEL_LAUNCH = str(Path(sys.executable).with_name("accel-launch"))
+# Set by the `launch_path` fixture (tests/conftest.py) for the running test: nothing (the launcher's own choice,
+# the direct path where it can) or ACCEL_LAUNCH_PATH=engine (docs/FLAGS.md); every launch of the test gets it.
+LAUNCH_PATH: dict[str, str] = {}
 
 
 @dataclass
@@ -36,8 +39,10 @@ Launcher = Callable[..., Launch]
 
 
 def clean_environ(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The test process's environment without any ACCEL_* setting of the developer's, plus `extra`."""
+    """The test process's environment without any ACCEL_* setting of the developer's, plus the test's launch
+    path, plus `extra`."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("ACCEL_")}
+    env.update(LAUNCH_PATH)
     env.update(extra or {})
     return env
 

@@ -19,13 +19,14 @@ from launcher.cli.flags import ETCD_BACKENDS, MPI_RUNNERS, LaunchFlags, PeerFlag
 from launcher.cli.numbers import Integer, Seconds
 from launcher.cli.peer_flags import REFUSED, both, peer_options
 from launcher.cli.report import WithReport
+from launcher.contract.job import Program
 from launcher.errors import FlagConflictError, LaunchError
 from launcher.limits import NODES, PORTS, RANKS_PER_NODE
 from launcher.multinode.head.selection import HostFlags
-from launcher.contract.job import Program
 from launcher.prepare.job import PreparedJob, check_ports, prepare_job
 from launcher.prepare.plan import format_plan, plan_rows
 from launcher.prepare.validate import check_options, working_directory
+from launcher.run.direct.path_choice import engine_reason
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -130,6 +131,7 @@ def launch(ours: LaunchFlags, peers: PeerFlags, hosts: HostFlags, given: set[str
         options, through_runner = launch_options(ours, peers, hosts, given)
         check_options(options, cwd, head=through_runner)
         job = prepare_job(options, dict(os.environ), cwd, place=not through_runner)
+        engine_reason(job.config, os.environ)  # a bad ACCEL_LAUNCH_PATH is refused here, before anything starts
         if through_runner:
             from launcher.multinode.head.commands import hostfile_commands
 
@@ -208,7 +210,7 @@ def _run(job: PreparedJob, stop_on_stdin_eof: bool) -> None:
         )
     from launcher.run.spawn import run_job, silence_engine_logs
 
-    if not config.settings.verbose:
+    if not config.settings.verbose and engine_reason(config, os.environ) is not None:
         silence_engine_logs()
     if stop_on_stdin_eof:
         from launcher.multinode.node.stdin_watch import stop_when_stdin_closes

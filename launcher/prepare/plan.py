@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import socket
 
 from launcher.contract.job import JobConfig
 from launcher.contract.names import TORCHRUN_VARS
 from launcher.run.rank_process import rank_command
+from launcher.run.direct.path_choice import path_text
 from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, rendezvous, standalone_like
 
 __all__ = ["plan_rows", "format_plan"]
@@ -28,6 +30,7 @@ def plan_rows(config: JobConfig, detected_by: str) -> list[tuple[str, str]]:
         ("world size", config.world_size if low == high == 1 else f"{config.world_size} if every node runs "
          f"{config.nproc_per_node}"),
         ("rendezvous", _rendezvous_text(config)),
+        ("launch path", path_text(config, os.environ)),
         ("log dir", config.settings.log_dir or "(none: stdout inherited, stderr kept in a private temp dir)"),
     ]
     for name, value in sorted(config.rank_env.items()):

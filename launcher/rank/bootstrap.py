@@ -24,6 +24,7 @@ from launcher.rank.after_import import after_import
 from launcher.rank.backend import install_backend, refuse
 from launcher.rank.cpu_binding import apply_cpu_binding
 from launcher.rank.deepspeed_bridge import bridge_deepspeed
+from launcher.rank.store_host import host_store_when_imported
 
 __all__ = ["main"]
 
@@ -35,6 +36,7 @@ def main(argv: list[str] | None = None) -> None:
     cannot start (a CPU binding it cannot apply, a --no-python program exec cannot run)."""
     mode, target, *args = sys.argv[1:] if argv is None else argv
     _die_with_launcher()
+    host_store_when_imported()
     try:
         apply_cpu_binding()
     except ValueError as exc:  # the launcher checked it; a value changed since, or another node's cores

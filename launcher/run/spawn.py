@@ -1,7 +1,8 @@
 """Starting the ranks of one node on torch.distributed.elastic, and reporting how the job ended.
 
-This is the only module that changes process state: it exports the job's environment, makes this
-launcher the subreaper of its ranks, runs the elastic agent, and sweeps up whatever is left.
+With launcher/run/direct/job.py (a lone node without restarts, started without torch: `run_job` sends such
+a job there), this is the only module that changes process state: it exports the job's environment, makes
+this launcher the subreaper of its ranks, runs the elastic agent, and sweeps up whatever is left.
 """
 
 from __future__ import annotations
@@ -55,7 +56,14 @@ class JobTimeout(Exception):
 
 
 def run_job(config: JobConfig) -> JobOutcome:
-    """Run the node's ranks to the end; never leaves a process of the job behind."""
+    """Run the node's ranks to the end; never leaves a process of the job behind. A job the launcher can start
+    itself takes the direct path (launcher/run/direct/), without torch in this process."""
+    from launcher.run.direct.path_choice import engine_reason
+
+    if engine_reason(config, os.environ) is None:
+        from launcher.run.direct.job import run_direct
+
+        return run_direct(config)
     from torch.distributed.elastic.multiprocessing.api import SignalException
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.elastic.rendezvous.api import RendezvousError

@@ -11,6 +11,9 @@ import pytest
 
 from tests.launches import SCRIPTS, Launcher, clean_environ
 
+# Every test here runs on both launch paths (tests/conftest.py, `launch_path`).
+pytestmark = pytest.mark.usefixtures("launch_path")
+
 DS_RANK = SCRIPTS / "ds_rank.py"
 DS_CONFIG = {"train_micro_batch_size_per_gpu": 4, "optimizer": {"type": "SGD", "params": {"lr": 0.1}}}
 # A DeepSpeed key of `compile` besides ours, to show it still reaches DeepSpeed as written.

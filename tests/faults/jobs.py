@@ -18,6 +18,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from tests.launches import LAUNCH_PATH
+
 FAULTS = Path(__file__).resolve().parent
 SCRIPTS = FAULTS / "scripts"
 FAKE_CUDA = FAULTS / "fake_cuda"
@@ -89,6 +91,7 @@ class Job:
         self._out = open(workdir / "stdout.txt", "w+", encoding="utf-8")
         self._err = open(workdir / "stderr.txt", "w+", encoding="utf-8")
         environ = {key: value for key, value in os.environ.items() if not key.startswith(("ACCEL_", "PYTEST_"))}
+        environ.update(LAUNCH_PATH)
         environ.update({MARKER_VAR: self.marker, "RECORD_DIR": str(self.record_dir), "PYTHONUNBUFFERED": "1"})
         environ.update(env)
         if "PYTHONPATH" in env and os.environ.get("PYTHONPATH"):

@@ -10,6 +10,9 @@ import pytest
 from .jobs import launcher_leftovers, script, wait_gone
 from .scripts.error_file_cases import CASES
 
+# Every test here runs on both launch paths (tests/conftest.py, `launch_path`).
+pytestmark = pytest.mark.usefixtures("launch_path")
+
 
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize(("case", "status"), [(case, 7 if index % 2 else 1) for index, case in enumerate(CASES)])

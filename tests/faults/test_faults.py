@@ -17,6 +17,9 @@ from launcher.signal_rules import FORWARDED, STOP, signal_name
 
 from .jobs import describe, error_lines, launcher_leftovers, script, wait_gone
 
+# Every test here runs on both launch paths (tests/conftest.py, `launch_path`).
+pytestmark = pytest.mark.usefixtures("launch_path")
+
 TWO = ["--nproc-per-node", "2"]
 
 

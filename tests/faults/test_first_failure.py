@@ -16,6 +16,9 @@ import pytest
 
 from .jobs import script, wait_gone
 
+# Every test here runs on both launch paths (tests/conftest.py, `launch_path`).
+pytestmark = pytest.mark.usefixtures("launch_path")
+
 
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize("run", range(int(os.environ.get("FAULTS_REPEAT", "5"))))

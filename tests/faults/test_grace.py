@@ -10,6 +10,9 @@ import pytest
 
 from .jobs import script, wait_gone
 
+# Every test here runs on both launch paths (tests/conftest.py, `launch_path`).
+pytestmark = pytest.mark.usefixtures("launch_path")
+
 TWO = ["--nproc-per-node", "2"]
 IGNORING = {"IGNORE_TERM": "1"}
 

@@ -13,6 +13,9 @@ from launcher.signal_rules import FORWARDED, STOP, signal_name
 
 from .jobs import launcher_leftovers, script, wait_gone
 
+# Every test here runs on both launch paths (tests/conftest.py, `launch_path`).
+pytestmark = pytest.mark.usefixtures("launch_path")
+
 OK = script("ok.py")
 LAUNCHER = "os.execv(sys.executable, [sys.executable, '-m', 'launcher', *sys.argv[1:]])"
 STDOUT_CLOSED = (sys.executable, "-c", f"import os, sys; os.close(1); {LAUNCHER}")
@@ -20,10 +23,12 @@ BOTH_CLOSED = (sys.executable, "-c", f"import os, sys; os.close(1); os.close(2);
 STDOUT_BROKEN = (sys.executable, "-c",
                  f"import os, sys; r, w = os.pipe(); os.dup2(w, 1); os.close(r); os.close(w); {LAUNCHER}")
 STDOUT_FULL = (sys.executable, "-c", f"import os, sys; os.dup2(os.open('/dev/full', os.O_WRONLY), 1); {LAUNCHER}")
+# Each seam below is planted on both launch paths: the engine's (spawn) and the direct one's (direct).
+PATHS = "import launcher.run.spawn as spawn, launcher.run.direct.job as direct\n"
 # A bug of ours, planted: the end-of-job sweep raises, before the private folder is removed.
-PLANTED_BUG = (sys.executable, "-c", "import sys; import launcher.run.spawn as spawn\n"
+PLANTED_BUG = (sys.executable, "-c", "import sys\n" + PATHS +
                "def broken(grace_seconds): raise RuntimeError('a planted bug')\n"
-               "spawn.sweep_descendants = broken\n"
+               "spawn.sweep_descendants = direct.sweep_descendants = broken\n"
                "sys.argv = ['accel-launch', *sys.argv[1:]]\n"
                "from launcher.cli.start import main\nmain()\n")
 # A ValueError of ours, planted where a launch prepares its job: a bug, not the user's bad input.
@@ -47,13 +52,13 @@ PAUSE_IN_IMPORTS = (sys.executable, "-c", PAUSE + "class Pause:\n"
                     "            pause()\n"
                     "sys.meta_path.insert(0, Pause())\n" + MAIN)
 # After the private folder is made and before any rank starts (torch elastic's handlers not installed yet).
-PAUSE_BEFORE_THE_RANKS = (sys.executable, "-c", PAUSE + "import launcher.run.spawn as spawn\n"
-                          "original = spawn.rank_command\n"
-                          "spawn.rank_command = lambda config: (pause(), original(config))[1]\n" + MAIN)
+PAUSE_BEFORE_THE_RANKS = (sys.executable, "-c", PAUSE + PATHS + "original = spawn.rank_command\n"
+                          "spawn.rank_command = direct.rank_command = lambda config: (pause(), original(config))[1]\n"
+                          + MAIN)
 # After the job ended, before the end-of-job sweep.
-PAUSE_AFTER_THE_JOB = (sys.executable, "-c", PAUSE + "import launcher.run.spawn as spawn\n"
-                       "original = spawn.sweep_descendants\n"
-                       "spawn.sweep_descendants = lambda grace_seconds: (pause(), original(grace_seconds))[1]\n" + MAIN)
+PAUSE_AFTER_THE_JOB = (sys.executable, "-c", PAUSE + PATHS + "original = spawn.sweep_descendants\n"
+                       "spawn.sweep_descendants = direct.sweep_descendants = "
+                       "lambda grace_seconds: (pause(), original(grace_seconds))[1]\n" + MAIN)
 MOMENTS = {"while-importing": PAUSE_IN_IMPORTS, "before-the-ranks": PAUSE_BEFORE_THE_RANKS,
            "after-the-job": PAUSE_AFTER_THE_JOB}
 SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGALRM, signal.SIGRTMIN + 3,

@@ -11,6 +11,9 @@ import pytest
 
 from tests.launches import SCRIPTS, Launcher, clean_environ
 
+# Every test here runs on both launch paths (tests/conftest.py, `launch_path`).
+pytestmark = pytest.mark.usefixtures("launch_path")
+
 DUMP = str(SCRIPTS / "dump_env.py")
 TORCHRUN = Path(sys.executable).with_name("torchrun")
 

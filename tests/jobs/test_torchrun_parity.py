@@ -7,7 +7,6 @@ script records its whole environment. What torchrun added to the parent's enviro
 from __future__ import annotations
 
 import json
-import os
 import re
 import socket
 import subprocess
@@ -19,6 +18,9 @@ import pytest
 
 from launcher.run.rank_process import omp_threads
 from tests.launches import SCRIPTS, CliRunnerFn, clean_environ
+
+# Every test here runs on both launch paths (tests/conftest.py, `launch_path`).
+pytestmark = pytest.mark.usefixtures("launch_path")
 
 DUMP = SCRIPTS / "dump_env.py"
 TORCHRUN = Path(sys.executable).with_name("torchrun")

@@ -1,0 +1,201 @@
+"""A one-node job without restarts, started by the launcher itself: no torch in this process.
+
+The launcher binds and listens on the rendezvous socket (store_socket.py), starts rank 0 with that socket
+(it hosts the store: launcher/rank/store_host.py), then the other ranks, all at once, and watches them. The
+first rank to fail stops the others within --grace-period and is reported as on the engine path (its error
+file's root cause, its last lines of stderr); a stop signal, --timeout and SIGUSR1/SIGUSR2 act as there
+(docs/RELIABILITY.md). Whatever is left is swept, and the private log folder removed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from launcher.errors import PortBusyError
+from launcher.contract.job import JobConfig
+from launcher.rank.store_host import STORE_FD_VAR
+from launcher.run.direct.rank_logs import RankLogs, asked_streams
+from launcher.run.direct.ranks import Ranks
+from launcher.run.direct.store_socket import listen_for_ranks, master_addr
+from launcher.run.direct.worker_env import run_id, worker_env
+from launcher.run.failure.exit_times import ExitTimes
+from launcher.run.failure.rank_failure import exit_status, failure_from_engine, tail_lines
+from launcher.run.failure.first_failure import first_failure, lost_peer_note
+from launcher.run.leftovers import make_private_folder
+from launcher.run.rank_process import rank_command
+from launcher.run.rank_output import MARKER_TEMPLATE, prefix_template, rank_prefixes
+from launcher.run.reaper import become_subreaper, sweep_descendants
+from launcher.contract.names import TIMEOUT_STATUS
+from launcher.run.spawn import JobOutcome
+from launcher.signal_rules import forward_action, hurry_stop, set_stop_action, stop_outcome
+
+__all__ = ["run_direct"]
+
+# How long the copies of the ranks' output may take to reach the end of their pipes once the ranks are gone.
+_COPY_DRAIN_SECONDS = 2.0
+
+
+class _Stopped(Exception):
+    """A stop signal came while the ranks ran: the one received, and the one the ranks get."""
+
+    def __init__(self, received: int, sent: int) -> None:
+        super().__init__(received)
+        self.received, self.sent = received, sent
+
+
+class _TimedOut(Exception):
+    """--timeout ran out."""
+
+
+@dataclass(frozen=True)
+class _Failed:
+    """A rank that exited with a non-zero status, with the fields first_failure reads of torch's ProcessFailure
+    (its exit times are known here, so torch's whole-second timestamp is never needed)."""
+
+    local_rank: int
+    pid: int
+    exitcode: int
+    timestamp: float = 0.0
+
+
+def run_direct(config: JobConfig) -> JobOutcome:
+    """Run the node's ranks to the end; never leaves a process of the job behind."""
+    settings = config.settings
+    become_subreaper()
+    log_root = _log_root(config)
+    ranks = Ranks()
+    try:
+        try:
+            listener = listen_for_ranks(config)
+        except PortBusyError as exc:
+            return JobOutcome(1, str(exc))
+        logs = RankLogs(config, log_root, run_id(config))
+        with _prefixes(config):
+            outcome = _run(config, ranks, logs, listener)
+            sweep_descendants(grace_seconds=settings.grace_period)
+            logs.finish(_COPY_DRAIN_SECONDS)
+        return _failed(ranks, logs) if outcome is None else outcome
+    except BaseException:
+        set_stop_action(hurry_stop)
+        ranks.stop(signal.SIGKILL, 0)
+        sweep_descendants(grace_seconds=settings.grace_period)
+        raise
+    finally:
+        if settings.log_dir is None:
+            shutil.rmtree(log_root, ignore_errors=True)
+
+
+def _run(config: JobConfig, ranks: Ranks, logs: RankLogs, listener: socket.socket) -> JobOutcome | None:
+    """Start the ranks; wait for the first failure (None), the last success, a stop signal or the timeout; stop
+    the ranks still running."""
+    settings = config.settings
+    passed = {signal.Signals[name.strip()] for name in settings.engine.signals_to_handle.split(",") if name.strip()}
+    received: list[int] = []
+
+    def stop(signum: int) -> None:
+        if received:
+            hurry_stop(signum)
+            return
+        received.append(signum)
+        raise _Stopped(signum, signum if signum in passed else signal.SIGTERM)
+
+    argv = rank_command(config)  # before the stop action: a signal until here ends the launch at once
+    outcome: JobOutcome | None = JobOutcome(0)
+    death_sig = signal.SIGTERM
+    set_stop_action(stop)
+    try:
+        with forward_action(ranks.send, stop_instead=passed):
+            _start(config, argv, ranks, logs, listener)
+            if _one_failed(ranks, settings.timeout):
+                outcome = None
+    except _Stopped as exc:
+        outcome, death_sig = JobOutcome(*stop_outcome(exc.received, "every rank was stopped")), exc.sent
+    except _TimedOut:
+        outcome = JobOutcome(TIMEOUT_STATUS, f"the job ran past --timeout {settings.timeout:g}s; every rank was stopped")
+    finally:
+        set_stop_action(hurry_stop)
+        listener.close()
+    ranks.stop(death_sig, settings.grace_period)
+    return outcome
+
+
+def _start(config: JobConfig, argv: list[str], ranks: Ranks, logs: RankLogs, listener: socket.socket) -> None:
+    """Rank 0 first, with the listening socket (the launcher's copy is closed once it has it), then the rest."""
+    master = (master_addr(config), listener.getsockname()[1])
+    environ = dict(os.environ)
+    for streams in logs.ranks:
+        env = {**worker_env(config, streams.local_rank, logs.run_id, master, environ),
+               "TORCHELASTIC_ERROR_FILE": streams.error_file}
+        fds: tuple[int, ...] = ()
+        if streams.local_rank == 0:
+            env[STORE_FD_VAR], fds = str(listener.fileno()), (listener.fileno(),)
+        process = ranks.start(streams.local_rank, argv, env, streams.stdout, streams.stderr, fds)
+        logs.start_copies(streams.local_rank, process)
+        if fds:
+            listener.close()
+
+
+def _one_failed(ranks: Ranks, timeout: float | None) -> bool:
+    """Wait until every rank succeeded (False) or one failed (True); raises _TimedOut past `timeout`."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while ranks.running():
+        remaining = None if deadline is None else deadline - time.monotonic()
+        if remaining is not None and remaining <= 0:
+            raise _TimedOut()
+        if any(ranks.processes[local_rank].returncode != 0 for local_rank in ranks.wait_exits(remaining)):
+            return True
+    return False
+
+
+def _failed(ranks: Ranks, logs: RankLogs) -> JobOutcome:
+    """The first failure's account, as the engine path gives it (launcher/run/failure/): among the ranks that
+    ended with a non-zero status (those the teardown stopped included, as torch elastic counts them), the first
+    to exit that did not merely lose a peer."""
+    tails: dict[int, tuple[str, ...]] = {}
+
+    def tail(failure: _Failed) -> tuple[str, ...]:
+        if failure.local_rank not in tails:
+            tails[failure.local_rank] = tail_lines(logs.ranks[failure.local_rank].stderr_log)
+        return tails[failure.local_rank]
+
+    exits = ExitTimes()
+    exits.exited.update(ranks.exited)
+    failures = {logs.global_rank(local_rank): _Failed(local_rank, process.pid, process.returncode)
+                for local_rank, process in ranks.processes.items() if process.returncode}
+    rank, failure = first_failure(failures, exits, tail)
+    account = failure_from_engine(rank, failure.exitcode, logs.ranks[failure.local_rank].error_file, tail(failure))
+    note = lost_peer_note(account.output_tail)
+    message = account.summary() if note is None else f"{account.summary()}\n  {note}"
+    return JobOutcome(exit_status(failure.exitcode), message, account)
+
+
+@contextmanager
+def _prefixes(config: JobConfig) -> Iterator[None]:
+    """torchrun's prefixes on the terminal, unless the user set a template of their own."""
+    if prefix_template() != MARKER_TEMPLATE:
+        yield
+        return
+    with rank_prefixes(config.nproc_per_node > 1, user_teed_out=_teed(config, 1), user_teed_err=_teed(config, 2)):
+        yield
+
+
+def _teed(config: JobConfig, bit: int) -> set[int]:
+    """The local ranks whose stream `bit` (1 stdout, 2 stderr) the user asked to tee."""
+    return {rank for rank in range(config.nproc_per_node) if asked_streams(config.settings.engine.tee, rank) & bit}
+
+
+def _log_root(config: JobConfig) -> Path:
+    """A private (0700) directory for the ranks' logs: made inside --log-dir, or in the temp dir."""
+    if config.settings.log_dir:
+        os.makedirs(config.settings.log_dir, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix="accel-launch-", dir=config.settings.log_dir))
+    return make_private_folder()

@@ -1,0 +1,51 @@
+"""Which way this node's ranks start: by the launcher itself (the direct path, torch-free), or by torch
+elastic's agent (the engine path), and why.
+
+The direct path takes a fixed single node without restarts, with nothing that only the engine does: its
+ranks start before the launcher would have finished importing torch (docs/ARCHITECTURE.md, "Two paths").
+`ACCEL_LAUNCH_PATH=engine` sends every launch to the engine (the tests use it to run each launch both ways).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from launcher.errors import UsageError
+from launcher.contract.job import JobConfig
+from launcher.run.rendezvous.choice import ONE_NODE_BACKEND, rendezvous
+
+__all__ = ["PATH_VAR", "engine_reason", "path_text"]
+
+PATH_VAR = "ACCEL_LAUNCH_PATH"
+_PATHS = ("auto", "engine")
+# torch elastic's agent runs a watchdog or a health-check server for its ranks when these are set.
+_ENGINE_SERVICES = ("TORCHELASTIC_ENABLE_FILE_TIMER", "TORCHELASTIC_HEALTH_CHECK_PORT")
+
+
+def engine_reason(config: JobConfig, environ: Mapping[str, str]) -> str | None:
+    """Why this launch needs torch elastic's agent; None when the launcher starts the ranks itself."""
+    asked = environ.get(PATH_VAR, "").strip() or "auto"
+    if asked not in _PATHS:
+        raise UsageError(PATH_VAR, asked, f"expected one of {', '.join(_PATHS)}")
+    settings, engine = config.settings, config.settings.engine
+    reasons = (
+        (asked == "engine", f"{PATH_VAR}=engine"),
+        (config.node_range != (1, 1), "more than one node (or a node range)"),
+        (settings.max_restarts > 0, "--max-restarts above 0"),
+        (bool(config.rdzv_endpoint) or rendezvous(config)[0] not in (ONE_NODE_BACKEND, "static"),
+         "a rendezvous endpoint to meet at"),
+        (config.program.mode == "exec", "--no-python (rank 0 runs no bootstrap to host the store)"),
+        (engine.event_log_handler != "null", "--event-log-handler"),
+        (bool(engine.duplicate_stdout_filters or engine.duplicate_stderr_filters), "--duplicate-*-filters"),
+        (engine.virtual_local_rank, "--virtual-local-rank"),
+        (any(environ.get(name) for name in _ENGINE_SERVICES), f"{' or '.join(_ENGINE_SERVICES)} (the agent's own services)"),
+    )
+    return next((why for needed, why in reasons if needed), None)
+
+
+def path_text(config: JobConfig, environ: Mapping[str, str]) -> str:
+    """The dry-run's row: which path, and why."""
+    reason = engine_reason(config, environ)
+    if reason is None:
+        return "direct: the launcher starts the ranks itself (one node, no restarts); rank 0 hosts the store"
+    return f"engine: torch elastic's agent starts the ranks ({reason})"

@@ -1,0 +1,54 @@
+"""Each rank's environment on the direct path: torch elastic's worker variables, with the values torchrun
+2.13 gives the same job (torch/distributed/elastic/agent/server/local_elastic_agent.py, `_start_workers`).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Mapping
+
+from launcher.contract.job import JobConfig
+from launcher.contract.names import LAUNCHER_PID_VAR
+from launcher.run.rendezvous.choice import standalone_like
+
+__all__ = ["run_id", "worker_env"]
+
+# torchrun's --rdzv-id default for a job that is not standalone.
+_TORCHRUN_RUN_ID = "none"
+# torch's launch_agent puts this in its own environment, so every rank inherits it.
+_SIGNALS_VAR = "TORCHELASTIC_SIGNALS_TO_HANDLE"
+
+
+def run_id(config: JobConfig) -> str:
+    """The job's run id: --rdzv-id, else a fresh uuid where torchrun runs standalone, else `none`."""
+    return config.rdzv_id or (str(uuid.uuid4()) if standalone_like(config) else _TORCHRUN_RUN_ID)
+
+
+def worker_env(config: JobConfig, local_rank: int, job_run_id: str, master: tuple[str, int],
+               environ: Mapping[str, str]) -> dict[str, str]:
+    """The whole environment of local rank `local_rank` (its error file is added where its logs are made)."""
+    world = str(config.nproc_per_node)
+    rank = str(config.node_rank * config.nproc_per_node + local_rank)
+    return {
+        **environ,
+        **config.rank_env,
+        LAUNCHER_PID_VAR: str(os.getpid()),
+        _SIGNALS_VAR: config.settings.engine.signals_to_handle,
+        "RANK": rank,
+        "GROUP_RANK": str(config.node_rank),
+        "ROLE_RANK": rank,
+        "ROLE_NAME": config.settings.engine.role,
+        "LOCAL_WORLD_SIZE": world,
+        "WORLD_SIZE": world,
+        "GROUP_WORLD_SIZE": "1",
+        "ROLE_WORLD_SIZE": world,
+        "MASTER_ADDR": master[0],
+        "MASTER_PORT": str(master[1]),
+        "TORCHELASTIC_RESTART_COUNT": "0",
+        "TORCHELASTIC_MAX_RESTARTS": "0",
+        "TORCHELASTIC_RUN_ID": job_run_id,
+        "TORCHELASTIC_USE_AGENT_STORE": "True",
+        "TORCH_NCCL_ASYNC_ERROR_HANDLING": environ.get("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1"),
+        "LOCAL_RANK": str(local_rank),
+    }

@@ -1,0 +1,52 @@
+"""Which launches the launcher starts itself, which go to torch elastic's agent, and the dry-run row that says
+which and why (launcher/run/direct/path_choice.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.launches import RECORD_RANK, CliRunnerFn
+
+DIRECT = "direct: the launcher starts the ranks itself (one node, no restarts); rank 0 hosts the store"
+
+
+@pytest.mark.parametrize("flags", [[], ["--nproc-per-node", "4"], ["--standalone"], ["--master-port", "29111"],
+                                   ["--rdzv-backend", "static"], ["--tee", "3", "--log-dir", "logs"],
+                                   ["--signals-to-handle", "SIGUSR1,SIGTERM"], ["-m"]],
+                         ids=["default", "four-ranks", "standalone", "master-port", "static", "tee", "signals", "module"])
+def test_a_lone_node_without_restarts_takes_the_direct_path(cli: CliRunnerFn, flags: list[str]) -> None:
+    target = "json.tool" if "-m" in flags else str(RECORD_RANK)
+    result = cli(["--dry-run", *flags, target])
+
+    assert result.status == 0, result.stderr
+    assert result.row("launch path") == DIRECT
+
+
+@pytest.mark.parametrize(("flags", "env", "reason"), [
+    ([], {"ACCEL_LAUNCH_PATH": "engine"}, "ACCEL_LAUNCH_PATH=engine"),
+    (["--max-restarts", "1"], {}, "--max-restarts above 0"),
+    (["--nnodes", "1:2", "--rdzv-endpoint", "127.0.0.1:29400"], {}, "more than one node (or a node range)"),
+    (["--rdzv-endpoint", "127.0.0.1:29400"], {}, "a rendezvous endpoint to meet at"),
+    (["--rdzv-backend", "static", "--rdzv-endpoint", "127.0.0.1:29400"], {}, "a rendezvous endpoint to meet at"),
+    (["--no-python"], {}, "--no-python (rank 0 runs no bootstrap to host the store)"),
+    (["--event-log-handler", "console"], {}, "--event-log-handler"),
+    (["--duplicate-stdout-filters", "loss"], {}, "--duplicate-*-filters"),
+    (["--virtual-local-rank"], {}, "--virtual-local-rank"),
+    ([], {"TORCHELASTIC_ENABLE_FILE_TIMER": "1"}, "TORCHELASTIC_ENABLE_FILE_TIMER or TORCHELASTIC_HEALTH_CHECK_PORT"),
+], ids=["forced", "restarts", "node-range", "endpoint", "static-endpoint", "no-python", "event-log", "filters", "virtual", "watchdog"])
+def test_what_only_the_engine_does_sends_the_launch_there_and_the_plan_says_why(
+        cli: CliRunnerFn, flags: list[str], env: dict[str, str], reason: str) -> None:
+    target = "true" if "--no-python" in flags else str(RECORD_RANK)
+    result = cli(["--dry-run", *flags, target], env=env)
+
+    assert result.status == 0, result.stderr
+    assert result.row("launch path").startswith("engine: torch elastic's agent starts the ranks (")
+    assert reason in result.row("launch path")
+
+
+def test_an_unknown_launch_path_is_one_line_and_exit_2(cli: CliRunnerFn) -> None:
+    result = cli(["--dry-run", str(RECORD_RANK)], env={"ACCEL_LAUNCH_PATH": "fast"})
+
+    assert result.status == 2
+    assert result.stderr == ("accel-launch: error: invalid value for ACCEL_LAUNCH_PATH: 'fast' "
+                             "(expected one of auto, engine)\n")
