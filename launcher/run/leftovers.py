@@ -16,11 +16,19 @@ import psutil
 
 from launcher.signal_rules import add_cleanup, signals_held
 
-__all__ = ["PREFIX", "make_private_folder", "sweep_dead_folders", "remove_own_folders"]
+__all__ = ["PREFIX", "log_folder", "make_private_folder", "sweep_dead_folders", "remove_own_folders"]
 
 PREFIX = "accel-launch-"
 _OWNER_FILE = "owner"
 _own: list[Path] = []
+
+
+def log_folder(log_dir: str | None) -> Path:
+    """A private (0700) folder for the ranks' logs: made inside --log-dir, or in the temp dir."""
+    if log_dir:
+        os.makedirs(log_dir, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=PREFIX, dir=log_dir))
+    return make_private_folder()
 
 
 def make_private_folder() -> Path:

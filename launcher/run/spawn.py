@@ -13,9 +13,7 @@ import math
 import os
 import shutil
 import signal
-import tempfile
 import time
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,17 +21,17 @@ from pathlib import Path
 
 from launcher.contract.engine_options import parse_std
 from launcher.contract.job import JobConfig
-from launcher.contract.names import LAUNCHER_PID_VAR, TIMEOUT_STATUS, TORCHRUN_RUN_ID
+from launcher.contract.names import LAUNCHER_PID_VAR, TIMEOUT_STATUS
 from launcher.run.failure.exit_times import ExitTimes
 from launcher.run.failure.first_failure import first_failure, lost_peer_note
 from launcher.run.failure.rank_failure import RankFailure, exit_status, failure_from_engine, tail_lines
 from launcher.run.grace import bounded_stops
 from launcher.run.job_signals import ranks_running, received_signal
-from launcher.run.leftovers import make_private_folder
+from launcher.run.leftovers import log_folder
 from launcher.run.rank_output import MARKER_TEMPLATE, prefix_template, rank_prefixes
 from launcher.run.rank_process import rank_command
 from launcher.run.reaper import become_subreaper, sweep_descendants
-from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, rendezvous, standalone_like
+from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, rendezvous, run_id, standalone_like
 from launcher.run.restarts import restart_environment
 from launcher.signal_rules import stop_outcome
 
@@ -77,7 +75,7 @@ def run_job(config: JobConfig) -> JobOutcome:
     os.environ.update(restart_environment(config, os.environ))
     os.environ[LAUNCHER_PID_VAR] = str(os.getpid())
     become_subreaper()
-    log_root = _log_root(config)
+    log_root = log_folder(config.settings.log_dir)
     command = rank_command(config)
     exits = ExitTimes()
     try:
@@ -141,7 +139,7 @@ def _elastic_config(config: JobConfig, log_root: Path):
         min_nodes=low,
         max_nodes=high,
         nproc_per_node=config.nproc_per_node,
-        run_id=config.rdzv_id or (str(uuid.uuid4()) if standalone else TORCHRUN_RUN_ID),
+        run_id=run_id(config),
         role=engine.role,
         rdzv_backend=rdzv_backend,
         rdzv_endpoint=endpoint,
@@ -196,13 +194,6 @@ def _prefixes(template: str | None, config: JobConfig) -> Iterator[None]:
                        user_teed_err={rank for rank, streams in teed.items() if streams & 2}):
         yield
 
-
-def _log_root(config: JobConfig) -> Path:
-    """A private (0700) directory for the ranks' logs: made inside --log-dir, or in the temp dir."""
-    if config.settings.log_dir:
-        os.makedirs(config.settings.log_dir, exist_ok=True)
-        return Path(tempfile.mkdtemp(prefix="accel-launch-", dir=config.settings.log_dir))
-    return make_private_folder()
 
 
 def _failed(exc, log_root: Path, exits: ExitTimes, logs) -> JobOutcome:

@@ -13,28 +13,27 @@ import os
 import shutil
 import signal
 import socket
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 
-from launcher.errors import PortBusyError
 from launcher.contract.job import JobConfig
+from launcher.contract.names import TIMEOUT_STATUS
+from launcher.errors import PortBusyError
 from launcher.rank.store_host import STORE_FD_VAR
 from launcher.run.direct.rank_logs import RankLogs, asked_streams
 from launcher.run.direct.ranks import Ranks
 from launcher.run.direct.store_socket import listen_for_ranks, master_addr
-from launcher.run.direct.worker_env import run_id, worker_env
+from launcher.run.direct.worker_env import worker_env
 from launcher.run.failure.exit_times import ExitTimes
-from launcher.run.failure.rank_failure import exit_status, failure_from_engine, tail_lines
 from launcher.run.failure.first_failure import first_failure, lost_peer_note
-from launcher.run.leftovers import make_private_folder
-from launcher.run.rank_process import rank_command
+from launcher.run.failure.rank_failure import exit_status, failure_from_engine, tail_lines
+from launcher.run.leftovers import log_folder
 from launcher.run.rank_output import MARKER_TEMPLATE, prefix_template, rank_prefixes
+from launcher.run.rank_process import rank_command
 from launcher.run.reaper import become_subreaper, sweep_descendants
-from launcher.contract.names import TIMEOUT_STATUS
+from launcher.run.rendezvous.choice import run_id
 from launcher.run.spawn import JobOutcome
 from launcher.signal_rules import forward_action, hurry_stop, set_stop_action, stop_outcome
 
@@ -71,7 +70,7 @@ def run_direct(config: JobConfig) -> JobOutcome:
     """Run the node's ranks to the end; never leaves a process of the job behind."""
     settings = config.settings
     become_subreaper()
-    log_root = _log_root(config)
+    log_root = log_folder(config.settings.log_dir)
     ranks = Ranks()
     try:
         try:
@@ -192,10 +191,3 @@ def _teed(config: JobConfig, bit: int) -> set[int]:
     """The local ranks whose stream `bit` (1 stdout, 2 stderr) the user asked to tee."""
     return {rank for rank in range(config.nproc_per_node) if asked_streams(config.settings.engine.tee, rank) & bit}
 
-
-def _log_root(config: JobConfig) -> Path:
-    """A private (0700) directory for the ranks' logs: made inside --log-dir, or in the temp dir."""
-    if config.settings.log_dir:
-        os.makedirs(config.settings.log_dir, exist_ok=True)
-        return Path(tempfile.mkdtemp(prefix="accel-launch-", dir=config.settings.log_dir))
-    return make_private_folder()

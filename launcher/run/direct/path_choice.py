@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from launcher.errors import UsageError
 from launcher.contract.job import JobConfig
+from launcher.errors import UsageError
 from launcher.run.rendezvous.choice import ONE_NODE_BACKEND, rendezvous
 
 __all__ = ["PATH_VAR", "engine_reason", "path_text"]

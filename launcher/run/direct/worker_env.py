@@ -5,24 +5,15 @@
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Mapping
 
 from launcher.contract.job import JobConfig
 from launcher.contract.names import LAUNCHER_PID_VAR
-from launcher.run.rendezvous.choice import standalone_like
 
-__all__ = ["run_id", "worker_env"]
+__all__ = ["worker_env"]
 
-# torchrun's --rdzv-id default for a job that is not standalone.
-_TORCHRUN_RUN_ID = "none"
 # torch's launch_agent puts this in its own environment, so every rank inherits it.
 _SIGNALS_VAR = "TORCHELASTIC_SIGNALS_TO_HANDLE"
-
-
-def run_id(config: JobConfig) -> str:
-    """The job's run id: --rdzv-id, else a fresh uuid where torchrun runs standalone, else `none`."""
-    return config.rdzv_id or (str(uuid.uuid4()) if standalone_like(config) else _TORCHRUN_RUN_ID)
 
 
 def worker_env(config: JobConfig, local_rank: int, job_run_id: str, master: tuple[str, int],

@@ -10,11 +10,12 @@ without importing torch.
 from __future__ import annotations
 
 import socket
+import uuid
 
 from launcher.contract.job import JobConfig
-from launcher.contract.names import DEFAULT_MASTER_PORT
+from launcher.contract.names import DEFAULT_MASTER_PORT, TORCHRUN_RUN_ID
 
-__all__ = ["rendezvous", "standalone_like", "AGREEMENT_PREFIX", "ONE_NODE_BACKEND"]
+__all__ = ["rendezvous", "run_id", "standalone_like", "AGREEMENT_PREFIX", "ONE_NODE_BACKEND"]
 
 AGREEMENT_PREFIX = "accel-"
 ONE_NODE_BACKEND = "one-node"
@@ -47,6 +48,11 @@ def standalone_like(config: JobConfig) -> bool:
     settings = config.settings
     lone = config.node_range[1] == 1 and not config.rdzv_endpoint and settings.master_port is None
     return settings.engine.standalone or lone
+
+
+def run_id(config: JobConfig) -> str:
+    """The job's run id on both paths: --rdzv-id, else a fresh uuid where torchrun runs standalone, else `none`."""
+    return config.rdzv_id or (str(uuid.uuid4()) if standalone_like(config) else TORCHRUN_RUN_ID)
 
 
 def _store_side(config: JobConfig) -> dict[str, object]:
