@@ -25,17 +25,36 @@ def check_backend(backend: ResolvedBackend, accelerator: AcceleratorFacts) -> No
 
 
 def _import_path_problem(path: str) -> str | None:
-    """Why `path` cannot name a callable, judged without importing its module; None when it may."""
+    """Why `path` cannot name a callable, judged without importing its module; None when it may. A dotted path
+    without ':' may name attributes of a shorter module ('pkg.mod.Class.method'): as in the rank, the longest
+    prefix that is a module counts."""
     try:
         module, _ = split_import_path(path)
     except ImportPathError as exc:
         return exc.reason
+    first_problem = None
+    while True:
+        problem, missing = _module_problem(module)
+        if problem is None:
+            return None
+        first_problem = first_problem or problem
+        parent = module.rpartition(".")[0]
+        if ":" in path or not parent or not missing:
+            return first_problem if missing else problem
+        module = parent
+
+
+def _module_problem(module: str) -> tuple[str | None, bool]:
+    """Why `module` cannot be found, and whether it is simply missing (rather than raising); (None, False) when
+    it exists."""
     try:
         spec = importlib.util.find_spec(module)
+    except ModuleNotFoundError as exc:  # a parent that is a module, not a package
+        return f"module {module!r} cannot be found (ModuleNotFoundError: {exc})", True
     except (ImportError, ValueError) as exc:
-        return f"module {module!r} cannot be found ({exc.__class__.__name__}: {exc})"
+        return f"module {module!r} cannot be found ({exc.__class__.__name__}: {exc})", False
     except Exception as exc:  # a parent package that raises while being imported
-        return f"importing {module!r} raised {exc.__class__.__name__}: {exc}"
+        return f"importing {module!r} raised {exc.__class__.__name__}: {exc}", False
     if spec is None:
-        return f"no module named {module!r}"
-    return None
+        return f"no module named {module!r}", True
+    return None, False

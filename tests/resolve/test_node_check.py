@@ -75,3 +75,23 @@ def test_a_malformed_import_path_is_refused_with_the_reason_every_rank_would_giv
     result = cli(["--compile-backend", path, str(RECORD_RANK)])
     assert result.status == 2
     assert f"{path!r} (from --compile-backend) is not supported on cpu: {in_a_rank.value.reason};" in result.stderr
+
+
+@pytest.mark.parametrize("path", ["node_check_backends.Backends.eager", "node_check_backends:Backends.eager"])
+def test_a_backend_that_is_an_attribute_of_a_class_is_accepted_as_every_rank_accepts_it(
+    cli: CliRunnerFn, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str
+) -> None:
+    (tmp_path / "node_check_backends.py").write_text(
+        "class Backends:\n    @staticmethod\n    def eager(gm, example_inputs):\n        return gm.forward\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    CPUAccelerator().set_compile_backend(path)  # a rank accepts it
+    result = cli(["--dry-run", "--compile-backend", path, str(RECORD_RANK)])
+    assert result.status == 0, result.stderr
+    assert result.row("compile backend") == f"{path} (from --compile-backend)"
+
+
+def test_a_dotted_backend_whose_every_prefix_is_missing_is_refused_naming_the_longest(cli: CliRunnerFn) -> None:
+    result = cli(["--compile-backend", "no_such_pkg_xyz.mod.fn", str(RECORD_RANK)])
+    assert result.status == 2
+    assert ("is not supported on cpu: module 'no_such_pkg_xyz.mod' cannot be found (ModuleNotFoundError: "
+            "No module named 'no_such_pkg_xyz');") in result.stderr

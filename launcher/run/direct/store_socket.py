@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import socket
 
-from launcher.errors import PortBusyError
 from launcher.contract.job import JobConfig
+from launcher.errors import PortBusyError
 from launcher.run.rendezvous.choice import rendezvous, standalone_like
 
 __all__ = ["listen_for_ranks", "master_addr"]
