@@ -124,6 +124,10 @@ class JobConfig:
             return str(low * self.nproc_per_node)
         return f"{low * self.nproc_per_node}..{high * self.nproc_per_node}"
 
+    def global_rank(self, local_rank: int) -> int:
+        """The job's rank of this node's local rank `local_rank` (a fixed node count)."""
+        return self.node_rank * self.nproc_per_node + local_rank
+
     @property
     def rank_env(self) -> dict[str, str]:
         """What this node's ranks get on top of the launcher's environment."""

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import os
 import shlex
-import socket
 
 from launcher.contract.job import JobConfig
 from launcher.contract.names import TORCHRUN_VARS
-from launcher.run.rank_process import rank_command
 from launcher.run.direct.path_choice import path_text
-from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, rendezvous, standalone_like
+from launcher.run.rank_process import rank_command
+from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, master_addr, rendezvous
 
 __all__ = ["plan_rows", "format_plan"]
 
@@ -64,14 +63,13 @@ def _master(config: JobConfig) -> tuple[str, str]:
     if config.node_range[1] > 1 and rendezvous(config)[0] != AGREEMENT_PREFIX + "static":
         # Several nodes meeting through c10d: node 0 of the rendezvous tells every rank where it listens.
         return "<node 0's address>", FROM_RENDEZVOUS
-    addr = (settings.engine.local_addr or socket.getfqdn()) if standalone_like(config) else settings.master_addr
-    return addr, FREE_PORT if settings.master_port is None else str(settings.master_port)
+    return master_addr(config), FREE_PORT if settings.master_port is None else str(settings.master_port)
 
 
 def _rank_env_text(config: JobConfig, local_rank: int, fixed_world: bool, master: tuple[str, str]) -> str:
     settings = config.settings
     addr, port = master
-    rank = str(config.node_rank * config.nproc_per_node + local_rank) if fixed_world else FROM_RENDEZVOUS
+    rank = str(config.global_rank(local_rank)) if fixed_world else FROM_RENDEZVOUS
     values = {
         "RANK": rank,
         "LOCAL_RANK": str(local_rank),

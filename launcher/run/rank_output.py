@@ -15,7 +15,12 @@ from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
-__all__ = ["MARKER_TEMPLATE", "RankLineWriter", "rank_prefixes", "prefix_template"]
+from launcher.contract.engine_options import parse_std
+from launcher.contract.job import JobConfig
+
+__all__ = ["MARKER_TEMPLATE", "RankLineWriter", "job_prefixes", "rank_prefixes", "prefix_template", "rank_streams"]
+
+_OUT, _ERR = 1, 2
 
 _MARKER = "\x00accel-rank:"
 MARKER_TEMPLATE = _MARKER + "${rank}\x00${local_rank}\x00${role_name}\x00"
@@ -63,3 +68,34 @@ def rank_prefixes(prefix_ranks: bool, user_teed_out: Collection[int] = (),
         yield
     finally:
         sys.stdout, sys.stderr = saved
+
+
+def rank_streams(config: JobConfig) -> list[tuple[int, int]]:
+    """Each local rank's (redirected, teed) streams, 1 stdout and 2 stderr, on both launch paths: the user's
+    --redirects / --tee, and every stream they leave alone as we always do: stderr teed (kept for the failure
+    summary), stdout inherited, or teed too with --log-dir."""
+    ours = _OUT | _ERR if config.settings.log_dir else _ERR
+    streams = []
+    for redirected, teed in zip(_asked(config, "--redirects"), _asked(config, "--tee")):
+        streams.append((redirected, teed | (ours & ~(redirected | teed))))
+    return streams
+
+
+@contextmanager
+def job_prefixes(config: JobConfig) -> Iterator[None]:
+    """torchrun's prefixes on the terminal while the job runs, unless the user set a template of their own."""
+    if prefix_template() != MARKER_TEMPLATE:
+        yield
+        return
+    teed = _asked(config, "--tee")
+    with rank_prefixes(config.node_range[1] * config.nproc_per_node > 1,
+                       user_teed_out={rank for rank, streams in enumerate(teed) if streams & _OUT},
+                       user_teed_err={rank for rank, streams in enumerate(teed) if streams & _ERR}):
+        yield
+
+
+def _asked(config: JobConfig, flag: str) -> list[int]:
+    """`--redirects` or `--tee` (checked before the launch) for each local rank."""
+    engine = config.settings.engine
+    asked = parse_std(flag, engine.redirects if flag == "--redirects" else engine.tee)
+    return [asked if isinstance(asked, int) else asked.get(rank, 0) for rank in range(config.nproc_per_node)]

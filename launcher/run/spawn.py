@@ -19,7 +19,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from launcher.contract.engine_options import parse_std
 from launcher.contract.job import JobConfig
 from launcher.contract.names import LAUNCHER_PID_VAR, TIMEOUT_STATUS
 from launcher.run.failure.exit_times import ExitTimes
@@ -28,7 +27,7 @@ from launcher.run.failure.rank_failure import RankFailure, exit_status, failure_
 from launcher.run.grace import bounded_stops
 from launcher.run.job_signals import ranks_running, received_signal
 from launcher.run.leftovers import log_folder
-from launcher.run.rank_output import MARKER_TEMPLATE, prefix_template, rank_prefixes
+from launcher.run.rank_output import job_prefixes, prefix_template, rank_streams
 from launcher.run.rank_process import rank_command
 from launcher.run.reaper import become_subreaper, sweep_descendants
 from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, rendezvous, run_id, standalone_like
@@ -81,7 +80,7 @@ def run_job(config: JobConfig) -> JobOutcome:
     try:
         elastic = _elastic_config(config, log_root)
         with (ranks_running(settings.engine.signals_to_handle), _deadline(settings.timeout),
-              bounded_stops(settings.grace_period), exits, _prefixes(elastic.log_line_prefix_template, config)):
+              bounded_stops(settings.grace_period), exits, job_prefixes(config)):
             launch_agent(elastic, command[0], command[1:])
         return JobOutcome(0)
     except ChildFailedError as exc:
@@ -160,40 +159,13 @@ def _elastic_config(config: JobConfig, log_root: Path):
 
 
 def _streams(config: JobConfig) -> tuple[dict, dict]:
-    """Per local rank, what goes to a file only (redirects) and to a file and the terminal (tee): the
-    user's --redirects / --tee, and every stream they leave alone as we always do: stderr teed (kept for
-    the failure summary), stdout inherited, or teed too with --log-dir."""
+    """Per local rank, what goes to a file only (redirects) and to a file and the terminal (tee), as torch
+    elastic takes them (launcher/run/rank_output.py: rank_streams)."""
     from torch.distributed.elastic.multiprocessing import Std
 
-    engine = config.settings.engine
-    asked_redirects = _per_rank(config, "--redirects", engine.redirects)
-    asked_tee = _per_rank(config, "--tee", engine.tee)
-    redirects, tee = {}, {}
-    for rank in range(config.nproc_per_node):
-        red, teed = asked_redirects[rank], asked_tee[rank]
-        ours = (Std.ALL if config.settings.log_dir else Std.ERR) & ~Std(red | teed)
-        redirects[rank], tee[rank] = Std(red), Std(teed) | ours
-    return redirects, tee
-
-
-def _per_rank(config: JobConfig, flag: str, text: str) -> dict[int, int]:
-    """`--redirects` / `--tee` as each local rank's streams (1 stdout, 2 stderr, 3 both)."""
-    asked = parse_std(flag, text)
-    return {rank: asked if isinstance(asked, int) else asked.get(rank, 0) for rank in range(config.nproc_per_node)}
-
-
-@contextmanager
-def _prefixes(template: str | None, config: JobConfig) -> Iterator[None]:
-    """torchrun's prefixes on the terminal, unless the user set a template of their own."""
-    if template != MARKER_TEMPLATE:
-        yield
-        return
-    teed = _per_rank(config, "--tee", config.settings.engine.tee)
-    with rank_prefixes(config.node_range[1] * config.nproc_per_node > 1,
-                       user_teed_out={rank for rank, streams in teed.items() if streams & 1},
-                       user_teed_err={rank for rank, streams in teed.items() if streams & 2}):
-        yield
-
+    streams = rank_streams(config)
+    return ({rank: Std(redirected) for rank, (redirected, _) in enumerate(streams)},
+            {rank: Std(teed) for rank, (_, teed) in enumerate(streams)})
 
 
 def _failed(exc, log_root: Path, exits: ExitTimes, logs) -> JobOutcome:

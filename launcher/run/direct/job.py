@@ -14,26 +14,24 @@ import shutil
 import signal
 import socket
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 from launcher.contract.job import JobConfig
 from launcher.contract.names import TIMEOUT_STATUS
 from launcher.errors import PortBusyError
 from launcher.rank.store_host import STORE_FD_VAR
-from launcher.run.direct.rank_logs import RankLogs, asked_streams
+from launcher.run.direct.rank_logs import RankLogs
 from launcher.run.direct.ranks import Ranks
-from launcher.run.direct.store_socket import listen_for_ranks, master_addr
+from launcher.run.direct.store_socket import listen_for_ranks
 from launcher.run.direct.worker_env import worker_env
 from launcher.run.failure.exit_times import ExitTimes
 from launcher.run.failure.first_failure import first_failure, lost_peer_note
 from launcher.run.failure.rank_failure import exit_status, failure_from_engine, tail_lines
 from launcher.run.leftovers import log_folder
-from launcher.run.rank_output import MARKER_TEMPLATE, prefix_template, rank_prefixes
+from launcher.run.rank_output import job_prefixes
 from launcher.run.rank_process import rank_command
 from launcher.run.reaper import become_subreaper, sweep_descendants
-from launcher.run.rendezvous.choice import run_id
+from launcher.run.rendezvous.choice import master_addr, run_id
 from launcher.run.spawn import JobOutcome
 from launcher.signal_rules import forward_action, hurry_stop, set_stop_action, stop_outcome
 
@@ -78,11 +76,11 @@ def run_direct(config: JobConfig) -> JobOutcome:
         except PortBusyError as exc:
             return JobOutcome(1, str(exc))
         logs = RankLogs(config, log_root, run_id(config))
-        with _prefixes(config):
+        with job_prefixes(config):
             outcome = _run(config, ranks, logs, listener)
             sweep_descendants(grace_seconds=settings.grace_period)
             logs.finish(_COPY_DRAIN_SECONDS)
-        return _failed(ranks, logs) if outcome is None else outcome
+        return _failed(config, ranks, logs) if outcome is None else outcome
     except BaseException:
         set_stop_action(hurry_stop)
         ranks.stop(signal.SIGKILL, 0)
@@ -155,7 +153,7 @@ def _one_failed(ranks: Ranks, timeout: float | None) -> bool:
     return False
 
 
-def _failed(ranks: Ranks, logs: RankLogs) -> JobOutcome:
+def _failed(config: JobConfig, ranks: Ranks, logs: RankLogs) -> JobOutcome:
     """The first failure's account, as the engine path gives it (launcher/run/failure/): among the ranks that
     ended with a non-zero status (those the teardown stopped included, as torch elastic counts them), the first
     to exit that did not merely lose a peer."""
@@ -168,26 +166,10 @@ def _failed(ranks: Ranks, logs: RankLogs) -> JobOutcome:
 
     exits = ExitTimes()
     exits.exited.update(ranks.exited)
-    failures = {logs.global_rank(local_rank): _Failed(local_rank, process.pid, process.returncode)
+    failures = {config.global_rank(local_rank): _Failed(local_rank, process.pid, process.returncode)
                 for local_rank, process in ranks.processes.items() if process.returncode}
     rank, failure = first_failure(failures, exits, tail)
     account = failure_from_engine(rank, failure.exitcode, logs.ranks[failure.local_rank].error_file, tail(failure))
     note = lost_peer_note(account.output_tail)
     message = account.summary() if note is None else f"{account.summary()}\n  {note}"
     return JobOutcome(exit_status(failure.exitcode), message, account)
-
-
-@contextmanager
-def _prefixes(config: JobConfig) -> Iterator[None]:
-    """torchrun's prefixes on the terminal, unless the user set a template of their own."""
-    if prefix_template() != MARKER_TEMPLATE:
-        yield
-        return
-    with rank_prefixes(config.nproc_per_node > 1, user_teed_out=_teed(config, 1), user_teed_err=_teed(config, 2)):
-        yield
-
-
-def _teed(config: JobConfig, bit: int) -> set[int]:
-    """The local ranks whose stream `bit` (1 stdout, 2 stderr) the user asked to tee."""
-    return {rank for rank in range(config.nproc_per_node) if asked_streams(config.settings.engine.tee, rank) & bit}
-

@@ -19,10 +19,9 @@ from string import Template
 from typing import IO
 
 from launcher.contract.job import JobConfig
-from launcher.contract.engine_options import parse_std
-from launcher.run.rank_output import prefix_template
+from launcher.run.rank_output import prefix_template, rank_streams
 
-__all__ = ["RankLogs", "RankStreams", "asked_streams"]
+__all__ = ["RankLogs", "RankStreams"]
 
 _OUT, _ERR = 1, 2
 
@@ -55,14 +54,13 @@ class RankLogs:
         run_folder = Path(tempfile.mkdtemp(prefix=f"{run_id}_", dir=log_root))
         self._attempt = run_folder / "attempt_0"
         self._opened: list[IO[bytes]] = []
-        self.ranks = [self._streams(local_rank) for local_rank in range(config.nproc_per_node)]
+        self.ranks = [self._streams(local_rank, redirected, teed)
+                      for local_rank, (redirected, teed) in enumerate(rank_streams(config))]
 
-    def _streams(self, local_rank: int) -> RankStreams:
-        config, engine = self._config, self._config.settings.engine
+    def _streams(self, local_rank: int, redirected: int, teed: int) -> RankStreams:
+        engine = self._config.settings.engine
         folder = self._attempt / str(local_rank)
         folder.mkdir(parents=True)
-        redirected, teed = asked_streams(engine.redirects, local_rank), asked_streams(engine.tee, local_rank)
-        teed |= (_OUT | _ERR if config.settings.log_dir else _ERR) & ~(redirected | teed)
         shown = not engine.local_ranks_filter or local_rank in engine.local_ranks_filter
         streams = RankStreams(local_rank, folder)
         for bit, name in ((_OUT, "stdout"), (_ERR, "stderr")):
@@ -85,7 +83,7 @@ class RankLogs:
         streams = self.ranks[local_rank]
         engine = self._config.settings.engine
         header = Template(prefix_template()).safe_substitute(
-            role_name=engine.role, rank=self.global_rank(local_rank), local_rank=local_rank)
+            role_name=engine.role, rank=self._config.global_rank(local_rank), local_rank=local_rank)
         for pipe, name in ((process.stdout, "stdout"), (process.stderr, "stderr")):
             if pipe is None:
                 continue
@@ -95,10 +93,6 @@ class RankLogs:
             thread.start()
             streams.copies.append(thread)
 
-    def global_rank(self, local_rank: int) -> int:
-        """The job's rank of this node's local rank."""
-        return self._config.node_rank * self._config.nproc_per_node + local_rank
-
     def finish(self, seconds: float) -> None:
         """Wait up to `seconds` for the copies to reach the end of their pipes, then close the files."""
         for streams in self.ranks:
@@ -106,12 +100,6 @@ class RankLogs:
                 thread.join(timeout=seconds)
         for handle in self._opened:
             handle.close()
-
-
-def asked_streams(text: str, local_rank: int) -> int:
-    """`--redirects` / `--tee` (checked before the launch) for one local rank (1 stdout, 2 stderr, 3 both)."""
-    asked = parse_std("--redirects/--tee", text)
-    return asked if isinstance(asked, int) else asked.get(local_rank, 0)
 
 
 def _copy(pipe: IO[bytes], log: IO[bytes], name: str, header: str) -> None:

@@ -12,20 +12,11 @@ import socket
 
 from launcher.contract.job import JobConfig
 from launcher.errors import PortBusyError
-from launcher.run.rendezvous.choice import rendezvous, standalone_like
+from launcher.run.rendezvous.choice import rendezvous
 
-__all__ = ["listen_for_ranks", "master_addr"]
+__all__ = ["listen_for_ranks"]
 
 _BACKLOG = 4096  # every rank's connect fits while rank 0 starts (the kernel caps it at somaxconn)
-
-
-def master_addr(config: JobConfig) -> str:
-    """MASTER_ADDR as torchrun gives it: this host's name (or --local-addr) for a standalone-like job,
-    else --master-addr."""
-    settings = config.settings
-    if standalone_like(config):
-        return settings.engine.local_addr or socket.getfqdn()
-    return settings.master_addr
 
 
 def listen_for_ranks(config: JobConfig) -> socket.socket:

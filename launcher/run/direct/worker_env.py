@@ -20,7 +20,7 @@ def worker_env(config: JobConfig, local_rank: int, job_run_id: str, master: tupl
                environ: Mapping[str, str]) -> dict[str, str]:
     """The whole environment of local rank `local_rank` (its error file is added where its logs are made)."""
     world = str(config.nproc_per_node)
-    rank = str(config.node_rank * config.nproc_per_node + local_rank)
+    rank = str(config.global_rank(local_rank))
     return {
         **environ,
         **config.rank_env,

@@ -15,7 +15,7 @@ import uuid
 from launcher.contract.job import JobConfig
 from launcher.contract.names import DEFAULT_MASTER_PORT, TORCHRUN_RUN_ID
 
-__all__ = ["rendezvous", "run_id", "standalone_like", "AGREEMENT_PREFIX", "ONE_NODE_BACKEND"]
+__all__ = ["rendezvous", "master_addr", "run_id", "standalone_like", "AGREEMENT_PREFIX", "ONE_NODE_BACKEND"]
 
 AGREEMENT_PREFIX = "accel-"
 ONE_NODE_BACKEND = "one-node"
@@ -48,6 +48,15 @@ def standalone_like(config: JobConfig) -> bool:
     settings = config.settings
     lone = config.node_range[1] == 1 and not config.rdzv_endpoint and settings.master_port is None
     return settings.engine.standalone or lone
+
+
+def master_addr(config: JobConfig) -> str:
+    """MASTER_ADDR of a job whose ranks meet at a known address, as torchrun gives it: this host's name (or
+    --local-addr) for a standalone-like job, else --master-addr."""
+    settings = config.settings
+    if standalone_like(config):
+        return settings.engine.local_addr or socket.getfqdn()
+    return settings.master_addr
 
 
 def run_id(config: JobConfig) -> str:
