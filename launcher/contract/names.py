@@ -8,7 +8,7 @@ __all__ = [
     "BACKEND_VAR", "BACKEND_SOURCE_VAR", "ACCELERATOR_VAR", "LAUNCHER_PID_VAR", "CPU_BINDING_VAR", "TORCHRUN_VARS",
     "NODE_JOB_VAR", "NODE_HOSTS_VAR", "NODE_DEVICES_VAR", "NODE_RANK_VAR", "NODE_HOST_VAR", "NODE_COUNT_VAR",
     "STOP_ON_STDIN_EOF", "ACCELERATOR_KEYWORD", "DEFAULT_SOURCE", "DEFAULT_MASTER_PORT", "TORCHRUN_RUN_ID",
-    "VALIDATION_STATUS", "TIMEOUT_STATUS", "REFUSAL_PHRASE", "START_REFUSAL_PHRASE",
+    "VALIDATION_STATUS", "TIMEOUT_STATUS", "REFUSAL_PHRASE", "START_REFUSAL_PHRASE", "LAUNCH_PATH_VAR", "STORE_FD_VAR",
 ]
 
 # The compile backend: the user may set it; every rank gets it resolved, with the level it came from.
@@ -25,6 +25,11 @@ LAUNCHER_PID_VAR = "ACCEL_LAUNCHER_PID"
 # Local rank i's cores are the i-th `;`-separated group: `0,1;2,3` pins rank 0 to 0-1 and rank 1 to 2-3.
 CPU_BINDING_VAR = "ACCEL_CPU_BINDING"
 TORCHRUN_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT")
+
+# Which way a one-node launch starts its ranks: `auto` (the launcher itself where it can) or `engine` (torch
+# elastic's agent always); and, on the direct path, the listening socket rank 0 alone inherits to host the store.
+LAUNCH_PATH_VAR = "ACCEL_LAUNCH_PATH"
+STORE_FD_VAR = "ACCEL_STORE_FD"
 
 # What the head of a hostfile launch hands each node launcher: the job, and the node table.
 NODE_JOB_VAR = "ACCEL_NODE_JOB"

@@ -12,11 +12,11 @@ import os
 from datetime import timedelta
 from types import ModuleType
 
+from launcher.contract.names import STORE_FD_VAR
 from launcher.rank.after_import import after_import
 
-__all__ = ["STORE_FD_VAR", "host_store_when_imported"]
+__all__ = ["host_store_when_imported"]
 
-STORE_FD_VAR = "ACCEL_STORE_FD"
 # As long as the store waits for a client's answer: torch's own default for a TCPStore.
 _STORE_TIMEOUT = timedelta(seconds=300)
 _hosted: list[object] = []  # the store, kept alive for the rank's lifetime

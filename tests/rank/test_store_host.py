@@ -10,8 +10,9 @@ from datetime import timedelta
 
 import pytest
 
+from launcher.contract.names import STORE_FD_VAR
 from launcher.rank import store_host
-from launcher.rank.store_host import STORE_FD_VAR, host_store_when_imported
+from launcher.rank.store_host import host_store_when_imported
 
 
 def test_rank_0_hosts_the_store_on_the_launchers_socket_and_hides_its_number(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -17,9 +17,8 @@ import time
 from dataclasses import dataclass
 
 from launcher.contract.job import JobConfig
-from launcher.contract.names import TIMEOUT_STATUS
+from launcher.contract.names import STORE_FD_VAR, TIMEOUT_STATUS
 from launcher.errors import PortBusyError
-from launcher.rank.store_host import STORE_FD_VAR
 from launcher.run.direct.rank_logs import RankLogs
 from launcher.run.direct.ranks import Ranks
 from launcher.run.direct.store_socket import listen_for_ranks
@@ -117,7 +116,8 @@ def _run(config: JobConfig, ranks: Ranks, logs: RankLogs, listener: socket.socke
     except _Stopped as exc:
         outcome, death_sig = JobOutcome(*stop_outcome(exc.received, "every rank was stopped")), exc.sent
     except _TimedOut:
-        outcome = JobOutcome(TIMEOUT_STATUS, f"the job ran past --timeout {settings.timeout:g}s; every rank was stopped")
+        outcome = JobOutcome(TIMEOUT_STATUS,
+                             f"the job ran past --timeout {settings.timeout:g}s; every rank was stopped")
     finally:
         set_stop_action(hurry_stop)
         listener.close()

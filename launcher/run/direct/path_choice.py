@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from launcher.contract.job import JobConfig
+from launcher.contract.names import LAUNCH_PATH_VAR
 from launcher.errors import UsageError
 from launcher.run.rendezvous.choice import ONE_NODE_BACKEND, rendezvous
 
-__all__ = ["PATH_VAR", "engine_reason", "path_text"]
+__all__ = ["engine_reason", "path_text"]
 
-PATH_VAR = "ACCEL_LAUNCH_PATH"
 _PATHS = ("auto", "engine")
 # torch elastic's agent runs a watchdog or a health-check server for its ranks when these are set.
 _ENGINE_SERVICES = ("TORCHELASTIC_ENABLE_FILE_TIMER", "TORCHELASTIC_HEALTH_CHECK_PORT")
@@ -24,12 +24,12 @@ _ENGINE_SERVICES = ("TORCHELASTIC_ENABLE_FILE_TIMER", "TORCHELASTIC_HEALTH_CHECK
 
 def engine_reason(config: JobConfig, environ: Mapping[str, str]) -> str | None:
     """Why this launch needs torch elastic's agent; None when the launcher starts the ranks itself."""
-    asked = environ.get(PATH_VAR, "").strip() or "auto"
+    asked = environ.get(LAUNCH_PATH_VAR, "").strip() or "auto"
     if asked not in _PATHS:
-        raise UsageError(PATH_VAR, asked, f"expected one of {', '.join(_PATHS)}")
+        raise UsageError(LAUNCH_PATH_VAR, asked, f"expected one of {', '.join(_PATHS)}")
     settings, engine = config.settings, config.settings.engine
     reasons = (
-        (asked == "engine", f"{PATH_VAR}=engine"),
+        (asked == "engine", f"{LAUNCH_PATH_VAR}=engine"),
         (config.node_range != (1, 1), "more than one node (or a node range)"),
         (settings.max_restarts > 0, "--max-restarts above 0"),
         (bool(config.rdzv_endpoint) or rendezvous(config)[0] not in (ONE_NODE_BACKEND, "static"),
@@ -38,7 +38,8 @@ def engine_reason(config: JobConfig, environ: Mapping[str, str]) -> str | None:
         (engine.event_log_handler != "null", "--event-log-handler"),
         (bool(engine.duplicate_stdout_filters or engine.duplicate_stderr_filters), "--duplicate-*-filters"),
         (engine.virtual_local_rank, "--virtual-local-rank"),
-        (any(environ.get(name) for name in _ENGINE_SERVICES), f"{' or '.join(_ENGINE_SERVICES)} (the agent's own services)"),
+        (any(environ.get(name) for name in _ENGINE_SERVICES),
+         f"{' or '.join(_ENGINE_SERVICES)} (the agent's own services)"),
     )
     return next((why for needed, why in reasons if needed), None)
 
