@@ -1,7 +1,7 @@
 """The click options for torchrun's and DeepSpeed's flags that `cli/command.py` does not declare itself.
 
-Each is either implemented (see `launcher.cli.flags`, which packs their values in `PeerFlags`) or refused in one line that says what to use instead;
-docs/FLAGS.md is the table of all of them.
+Each is either implemented (see `launcher.cli.flags`, which packs their values in `PeerFlags`) or refused in
+one line that says what to use instead; docs/FLAGS.md is the table of all of them.
 """
 
 from __future__ import annotations
