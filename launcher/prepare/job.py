@@ -54,7 +54,7 @@ def prepare_job(options: LaunchOptions, environ: dict[str, str], cwd: Path, plac
 
     `place=False`: the head of a hostfile launch, which starts no rank itself; each node places the job."""
     job = resolve_job(options, environ, cwd, place)
-    check_backend(job.config.backend, job.accelerator)
+    check_backend(job.config.backend, job.accelerator, options.program.import_folder(cwd))
     return job
 
 
@@ -101,7 +101,7 @@ def place_node_job(job: JobConfig, environ: dict[str, str], cwd: Path) -> Prepar
     job_environ = {**job.job_env, **environ}
     accelerator = _accelerator(job_environ, job.accelerator_choice,
                                f"the accelerator the head chose ({job.accelerator_choice})")
-    check_backend(job.backend, accelerator)
+    check_backend(job.backend, accelerator, job.program.import_folder(cwd))
     identity = node_identity(job_environ)
     if identity is None or identity.node is None:
         raise NodeIdentityError(NODE_HOSTS_VAR, environ.get(NODE_HOSTS_VAR, ""), "a node launcher needs the node "
