@@ -150,9 +150,9 @@ def test_local_addr_with_a_hostfile_is_refused_in_one_line(script: str, tmp_path
 
 
 @pytest.mark.parametrize(("args", "expected"), [
-    (["--nproc-per-nod", "2"], "No such option '--nproc-per-nod'. (Did you mean one of: '--grace-period', "
-                               "'--nproc-per-node', '--nproc_per_node'?)"),
-    (["--standalon"], "No such option '--standalon'. Did you mean '--standalone'?"),
+    (["--nproc-per-nodes", "2"], "No such option '--nproc-per-nodes'. (Did you mean one of: '--nproc-per-node', "
+                                 "'--nproc_per_node', '--grace-period'?)"),
+    (["--standalonee"], "No such option '--standalonee'. Did you mean '--standalone'?"),
     (["--nnodes"], "Option '--nnodes' requires an argument."),
     (["--master-port", "x"], "Invalid value for '--master-port' / '--master_port': 'x' is not a valid integer "
                              "(digits 0-9 only)."),

@@ -62,7 +62,7 @@ CASES = [
     ("accelerator-blank-env", [OK], {"ACCEL_ACCELERATOR": "x y"}, {}, ["ACCEL_ACCELERATOR", "unknown accelerator"]),
     ("module-and-no-python", ["-m", "--no-python", "x"], {}, {}, ["cannot be used together"]),
     ("no-script", [], {}, {}, ["Missing argument 'SCRIPT'"]),
-    ("option-typo", ["--nproc-per-nod", "2", OK], {}, {}, ["No such option '--nproc-per-nod'", "--nproc-per-node"]),
+    ("option-typo", ["--nproc-per-nodes", "2", OK], {}, {}, ["No such option '--nproc-per-nodes'", "--nproc-per-node"]),
     ("log-dir-empty", ["--log-dir", "", OK], {}, {}, ["--log-dir", "give a value"]),
     ("log-dir-is-a-file", ["--log-dir", "f.txt", OK], {}, {"f.txt": "x"}, ["--log-dir", "f.txt is not a folder"]),
     ("log-dir-under-a-file", ["--log-dir", "f.txt/logs", OK], {}, {"f.txt": "x"}, ["--log-dir", "is not a folder"]),
