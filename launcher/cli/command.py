@@ -48,13 +48,15 @@ _CONTEXT = {"allow_interspersed_args": False, "help_option_names": ["-h", "--hel
               help="torch.compile backend for every rank ('accelerator' = its default). Env: ACCEL_COMPILE_BACKEND.")
 @click.option("--accelerator", metavar="NAME", help="Use this accelerator instead of detecting one. Env: ACCEL_ACCELERATOR.")
 @click.option(*both("ds-config"), "ds_config", metavar="PATH", help="DeepSpeed-style JSON whose compile.backend is used.")
-@click.option(*both("nproc-per-node"), "nproc_per_node", default="1", show_default=True, metavar="N|auto",
-              help="Ranks on this node; 'auto' = one per device.")
+@click.option(*both("nproc-per-node"), "nproc_per_node", default="1", show_default=True,
+              metavar="N|auto|gpu|cpu|xpu", help="Ranks on this node; 'auto' = one per device (else per CPU), "
+              "'gpu'/'xpu' = that device's count, 'cpu' = the CPUs this process may use.")
 @click.option("--nnodes", default="1", show_default=True, metavar="N|MIN:MAX", help="Number of nodes.")
 @click.option(*both("node-rank"), "node_rank", type=Integer(0, NODES, index=True),
               help="This node's rank (default 0, or what Slurm / OpenMPI / pdsh say).")
 @click.option(*both("master-addr"), "master_addr", default="127.0.0.1", show_default=True,
-              help="Address of the node that hosts the store.")
+              help="Address of the node that hosts the store; a job torchrun runs standalone (one node without "
+              "--master-port or --rdzv-endpoint) gives its ranks this host's name instead, as torchrun does.")
 @click.option(*both("master-port"), "master_port", type=Integer(), help="Port of the store; default: a free port.")
 @click.option(*both("rdzv-backend"), "rdzv_backend", type=click.Choice(["c10d", "static", *ETCD_BACKENDS]), default="c10d",
               show_default=True, help="torch elastic rendezvous backend.")
@@ -151,11 +153,11 @@ def launch(ours: LaunchFlags, peers: PeerFlags, hosts: HostFlags, given: set[str
         click.echo(f"accel-launch: note: {note}", err=True)
     if dry_run:
         click.echo("accel-launch plan (dry run: nothing started)")
-        rows = plan_rows(job.config, job.detected_by)
+        rows = plan_rows(job.config, job.detected_by, job.env_file)
         if commands is not None:
             from launcher.multinode.head.commands import describe_commands
 
-            rows = [*rows[:3], *describe_commands(commands)]
+            rows = [*rows[:4], *describe_commands(commands)]
         click.echo(format_plan(rows))
         return
     if commands is not None:
@@ -200,7 +202,7 @@ def _pack(kind: type[_Packed], flags: dict[str, Any], **known: Any) -> _Packed:
 def _run(job: PreparedJob, stop_on_stdin_eof: bool) -> None:
     """Start this node's ranks, say how the job ended, and exit with its status."""
     config = job.config
-    logging.getLogger(__name__).info("plan:\n%s", format_plan(plan_rows(config, job.detected_by)))
+    logging.getLogger(__name__).info("plan:\n%s", format_plan(plan_rows(config, job.detected_by, job.env_file)))
     nodes = "" if config.nnodes == "1" else f" (node {config.node_rank} of {config.nnodes})"
     if not config.settings.quiet:
         click.echo(

@@ -66,9 +66,8 @@ def resolve_job(options: LaunchOptions, environ: dict[str, str], cwd: Path, plac
     job_environ = {**file_values, **environ}
     accelerator = _accelerator(job_environ, options.accelerator, _accelerator_source(options, environ, env_path))
     ds_ref = find_ds_config(options.ds_config, options.program.args)
-    backend = resolve_backend(
-        options.compile_backend, environ, file_values, ds_ref, lambda: accelerator.default_backend
-    )
+    backend = resolve_backend(options.compile_backend, environ, file_values, ds_ref,
+                              lambda: accelerator.default_backend, str(env_path))
     identity = node_identity(job_environ)
     node = identity.node if identity is not None else None
     devices_env = accelerator.device.visible_devices_env

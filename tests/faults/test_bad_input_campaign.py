@@ -95,7 +95,7 @@ CASES = [
     ("env-file-not-utf8", ["--env-file", "job.env", OK], {}, {"job.env": b"A=\xff\n"}, ["job.env", "not UTF-8"]),
     ("env-file-too-big", ["--env-file", "job.env", OK], {}, {"job.env": "A=" + "x" * (1 << 20)}, ["larger than"]),
     ("env-file-backend-typo", ["--env-file", "job.env", OK], {}, {"job.env": "ACCEL_COMPILE_BACKEND=eagr\n"},
-     ["'eagr' (from ACCEL_COMPILE_BACKEND)", "did you mean 'eager'?"]),
+     ["'eagr' (from ACCEL_COMPILE_BACKEND in job.env)", "did you mean 'eager'?"]),
     # Every count bounded before it is expanded (launcher/limits.py), from every source; ASCII digits only.
     ("num-gpus-huge", ["--num_gpus", "99999", OK], {}, {}, ["--num_gpus", "at most 4096 ranks per node"]),
     ("nproc-arabic-indic-digit", ["--nproc-per-node", "\u0663", OK], {}, {}, ["--nproc-per-node", "digits 0-9"]),
