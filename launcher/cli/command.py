@@ -148,7 +148,7 @@ def launch(ours: LaunchFlags, peers: PeerFlags, hosts: HostFlags, given: set[str
             if not dry_run:
                 check_ports(job.config)
     except LaunchError as exc:
-        _fail(str(exc))
+        fail("accel-launch", str(exc))
     for note in job.notes:
         click.echo(f"accel-launch: note: {note}", err=True)
     if dry_run:
@@ -180,7 +180,7 @@ def run_node_job() -> None:
     try:
         job = place_node_job(read_node_job(os.environ), dict(os.environ), working_directory())
     except LaunchError as exc:
-        _fail(str(exc))
+        fail("accel-launch", str(exc))
     _configure_logging(job.config.settings.verbose, job.config.settings.quiet)
     _run(job, stop_on_stdin_eof=STOP_ON_STDIN_EOF in sys.argv[1:])
 
@@ -218,9 +218,15 @@ def _run(job: PreparedJob, stop_on_stdin_eof: bool) -> None:
         from launcher.multinode.node.stdin_watch import stop_when_stdin_closes
 
         stop_when_stdin_closes()
+    from launcher.run.failure.parent_error_file import ERROR_FILE_VAR, hand_on_root_cause
+
+    own_error_file = os.environ.get(ERROR_FILE_VAR)  # a parent's, for this launcher: read before the job starts
     outcome = run_job(config)
     if outcome.message:
         click.echo(f"accel-launch: {outcome.message}", err=True)
+    problem = hand_on_root_cause(own_error_file, outcome.status, outcome.message, outcome.failure)
+    if problem is not None:
+        click.echo(f"accel-launch: note: {problem}", err=True)
     _exit_now(outcome.status)
 
 
@@ -238,10 +244,6 @@ def _exit_now(status: int) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(status)
-
-
-def _fail(message: str) -> None:
-    fail("accel-launch", message)
 
 
 def _configure_logging(verbose: bool, quiet: bool = False) -> None:
