@@ -155,9 +155,9 @@ def launch(ours: LaunchFlags, peers: PeerFlags, hosts: HostFlags, given: set[str
         click.echo("accel-launch plan (dry run: nothing started)")
         rows = plan_rows(job.config, job.detected_by, job.env_file)
         if commands is not None:
-            from launcher.multinode.head.commands import describe_commands
+            from launcher.multinode.head.commands import describe_commands, sent_env
 
-            rows = [*rows[:4], *describe_commands(commands)]
+            rows = [*rows[:4], *describe_commands(commands, list(sent_env(hosts, job.config, dict(os.environ), cwd)))]
         click.echo(format_plan(rows))
         return
     if commands is not None:
