@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import sys
 from dataclasses import fields
-from typing import TYPE_CHECKING, Any, TypeVar
+from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
@@ -18,6 +18,7 @@ from launcher.cli.error_exit import fail
 from launcher.cli.flags import ETCD_BACKENDS, MPI_RUNNERS, LaunchFlags, PeerFlags, launch_options
 from launcher.cli.numbers import Integer, Seconds
 from launcher.cli.peer_flags import REFUSED, both, peer_options
+from launcher.cli.pid_file import remove_pid_file, save_pid
 from launcher.cli.report import WithReport
 from launcher.contract.job import Program
 from launcher.errors import FlagConflictError, LaunchError
@@ -27,11 +28,6 @@ from launcher.prepare.job import PreparedJob, check_ports, prepare_job
 from launcher.prepare.plan import format_plan, plan_rows
 from launcher.prepare.validate import check_options, working_directory
 from launcher.run.direct.path_choice import engine_reason
-
-if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from launcher.multinode.head.runners import LaunchCommand
 
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")  # DeepSpeed's --log_level choices
 
@@ -139,14 +135,15 @@ def launch(ours: LaunchFlags, peers: PeerFlags, hosts: HostFlags, given: set[str
 
             commands = hostfile_commands(hosts, job.config, dict(os.environ), cwd)
             if not dry_run:
-                from launcher.multinode.head.supervise import make_room_for
+                from launcher.multinode.head.supervise import check_runner_found, make_room_for
 
-                _check_runner_found(commands, hosts.runner)
+                check_runner_found(commands, hosts.runner)
                 make_room_for(commands)
         else:
             commands = None
             if not dry_run:
                 check_ports(job.config)
+        pid_file = save_pid() if peers.save_pid and not dry_run else None
     except LaunchError as exc:
         fail("accel-launch", str(exc))
     for note in job.notes:
@@ -166,8 +163,9 @@ def launch(ours: LaunchFlags, peers: PeerFlags, hosts: HostFlags, given: set[str
         status, message = supervise(commands, job.config.settings.grace_period)
         if message:
             click.echo(f"accel-launch: {message}", err=True)
+        remove_pid_file(pid_file)
         sys.exit(status)
-    _run(job, stop_on_stdin_eof=False)
+    _run(job, stop_on_stdin_eof=False, pid_file=pid_file)
 
 
 def run_node_job() -> None:
@@ -185,22 +183,13 @@ def run_node_job() -> None:
     _run(job, stop_on_stdin_eof=STOP_ON_STDIN_EOF in sys.argv[1:])
 
 
-def _check_runner_found(commands: Sequence[LaunchCommand], runner: str) -> None:
-    """Each local process a hostfile launch starts (ssh, pdsh, mpirun, srun) is a program on its PATH."""
-    for command in commands:
-        path = os.pathsep.join(os.get_exec_path({**os.environ, **command.env}))
-        if shutil.which(command.argv[0], path=path) is None:
-            raise FlagConflictError(f"--launcher {runner}", f"{command.argv[0]!r} is not a program on PATH "
-                                    f"({path or 'empty'}); install it, or set PATH to include it")
-
-
 def _pack(kind: type[_Packed], flags: dict[str, Any], **known: Any) -> _Packed:
     """`kind` from `known` and the click values named as its other fields, which are taken out of `flags`."""
     return kind(**known, **{item.name: flags.pop(item.name) for item in fields(kind) if item.name not in known})
 
 
-def _run(job: PreparedJob, stop_on_stdin_eof: bool) -> None:
-    """Start this node's ranks, say how the job ended, and exit with its status."""
+def _run(job: PreparedJob, stop_on_stdin_eof: bool, pid_file: Path | None = None) -> None:
+    """Start this node's ranks, say how the job ended, and exit with its status (`pid_file` removed first)."""
     config = job.config
     logging.getLogger(__name__).info("plan:\n%s", format_plan(plan_rows(config, job.detected_by, job.env_file)))
     nodes = "" if config.nnodes == "1" else f" (node {config.node_rank} of {config.nnodes})"
@@ -227,6 +216,7 @@ def _run(job: PreparedJob, stop_on_stdin_eof: bool) -> None:
     problem = hand_on_root_cause(own_error_file, outcome.status, outcome.message, outcome.failure)
     if problem is not None:
         click.echo(f"accel-launch: note: {problem}", err=True)
+    remove_pid_file(pid_file)
     _exit_now(outcome.status)
 
 

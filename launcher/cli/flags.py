@@ -86,6 +86,7 @@ class PeerFlags:
     each_rank_log: str | None
     bind_cores_to_rank: bool
     bind_core_list: str | None
+    save_pid: bool
     refused: dict[str, object]
 
 
@@ -148,10 +149,18 @@ def _refuse(peers: PeerFlags, hosts: HostFlags, given: set[str]) -> None:
     if hosts.runner in MPI_RUNNERS:
         raise RefusedFlagError(f"--launcher {hosts.runner}", "use --launcher openmpi (one mpirun) or slurm (one "
                                "srun step), or start accel-launch under your own mpirun, one per node")
+    runner_flags = (("launcher_args", "--launcher_args"), ("comment", "--comment"), ("account", "--account"),
+                    ("venv_script", "--venv_script"))
     if hosts.hostfile is None:
-        for name, flag in (("runner", f"--launcher {hosts.runner}"), ("force_multi", "--force_multi")):
+        for name, flag in (("runner", f"--launcher {hosts.runner}"), ("force_multi", "--force_multi"), *runner_flags):
             if name in given:
                 raise RefusedFlagError(flag, "it needs --hostfile; without one the job runs on this node only")
+    elif peers.no_ssh:
+        for name, flag in runner_flags:
+            if name in given:
+                raise RefusedFlagError(flag, "--no_ssh starts no runner; start each node's launcher your own way")
+    else:
+        hosts.runner_options().check(hosts.runner)
 
 
 def _alias(ours: _Value, peers: _Value | None, ours_given: bool, peer_flag: str, our_flag: str) -> _Value:

@@ -26,13 +26,6 @@ REFUSED: dict[str, tuple[str, str]] = {
                          "HOST:PORT on every node"),
     "min_elastic_nodes": ("--min_elastic_nodes", "use --nnodes MIN:MAX with --rdzv-endpoint HOST:PORT"),
     "max_elastic_nodes": ("--max_elastic_nodes", "use --nnodes MIN:MAX with --rdzv-endpoint HOST:PORT"),
-    "launcher_args": ("--launcher_args", "runner options cannot be passed through; use --ssh-option / "
-                      "--ssh-port for ssh, or run srun / mpirun yourself around accel-launch"),
-    "save_pid": ("--save_pid", "not supported; the launcher's pid is $! in the shell that started it"),
-    "comment": ("--comment", "pass it to srun yourself: srun --comment TEXT accel-launch ..."),
-    "account": ("--account", "pass it to srun yourself: srun --account NAME accel-launch ..."),
-    "venv_script": ("--venv_script", "activate the environment in the nodes' login shell, or use "
-                    "--export / .accel_env for its variables"),
 }
 
 
@@ -89,7 +82,15 @@ _OPTIONS = [
                  help="Pin each local rank to its own share of the cores."),
     click.option(*both("bind-core-list"), "bind_core_list", metavar="LIST",
                  help="The cores to share out, e.g. 0-3,8 (implies --bind_cores_to_rank)."),
-    *(click.option(*both(name.replace("_", "-")), name, hidden=True, is_flag=name in ("elastic_training", "save_pid"))
+    click.option(*both("launcher-args"), "launcher_args", default="", metavar="ARGS",
+                 help="More arguments for the runner (ssh, pdsh, mpirun, srun), as one quoted string."),
+    click.option("--comment", default="", metavar="TEXT", help="srun's --comment (with --launcher slurm)."),
+    click.option("--account", default="", metavar="NAME", help="srun's --account (with --launcher slurm)."),
+    click.option(*both("venv-script"), "venv_script", metavar="PATH",
+                 help="A script every node sources before its launcher starts (with --hostfile)."),
+    click.option(*both("save-pid"), "save_pid", is_flag=True,
+                 help="Write this launcher's pid to /tmp/<pid>.deepspeed while the job runs."),
+    *(click.option(*both(name.replace("_", "-")), name, hidden=True, is_flag=name == "elastic_training")
       for name in REFUSED if name not in ("logs_specs", "numa_binding")),
 ]
 

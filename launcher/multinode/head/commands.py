@@ -39,10 +39,15 @@ def hostfile_commands(hosts: HostFlags, job: JobConfig, environ: Mapping[str, st
         # over ssh (one connection per node) it stops its ranks when the head's ssh client goes away.
         return node_launcher_argv(stop_on_stdin_eof=node is not None)
 
+    extra = hosts.runner_options()
+    args, prefix = extra.extra_args(hosts.runner), extra.wrapper()
     if hosts.runner == "ssh":
-        return ssh_commands(nodes, node_argv, env, str(cwd), hosts.ssh_port, options=hosts.ssh_options)
-    builder = {"pdsh": pdsh_command, "openmpi": openmpi_command, "slurm": slurm_command}[hosts.runner]
-    return builder(nodes, node_argv, env, str(cwd))
+        return ssh_commands(nodes, node_argv, env, str(cwd), hosts.ssh_port, options=hosts.ssh_options,
+                            launcher_args=args, prefix=prefix)
+    if hosts.runner == "pdsh":
+        return pdsh_command(nodes, node_argv, env, str(cwd), launcher_args=args, prefix=prefix)
+    builder = {"openmpi": openmpi_command, "slurm": slurm_command}[hosts.runner]
+    return builder(nodes, lambda node: [*prefix, *node_argv(node)], env, str(cwd), launcher_args=args)
 
 
 def sent_env(hosts: HostFlags, job: JobConfig, environ: Mapping[str, str], cwd: Path) -> dict[str, str]:
