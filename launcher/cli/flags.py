@@ -79,6 +79,7 @@ class PeerFlags:
     signals_to_handle: str
     shutdown_timeout: int | None
     virtual_local_rank: bool
+    logs_specs: str
     no_local_rank: bool
     no_ssh_check: bool
     no_ssh: bool
@@ -190,6 +191,7 @@ def _engine(peers: PeerFlags) -> EngineOptions:
         duplicate_stdout_filters=listed(peers.duplicate_stdout_filters),
         duplicate_stderr_filters=listed(peers.duplicate_stderr_filters),
         virtual_local_rank=peers.virtual_local_rank,
+        logs_specs=peers.logs_specs,
     )
 
 

@@ -16,8 +16,6 @@ __all__ = ["both", "peer_options", "REFUSED"]
 
 # Flags refused outright: parameter name -> (flag as typed, why, and what to use instead).
 REFUSED: dict[str, tuple[str, str]] = {
-    "logs_specs": ("--logs-specs", "accel-launch keeps its own log layout, which the failure summary reads; "
-                   "use --log-dir DIR (and --redirects / --tee)"),
     "numa_binding": ("--numa-binding", "not supported; pin ranks to cores with --bind_cores_to_rank "
                      "[--bind_core_list LIST]"),
     "autotuning": ("--autotuning", "the DeepSpeed autotuner runs only under the deepspeed launcher; "
@@ -66,7 +64,9 @@ _OPTIONS = [
                  help="torchrun's name for --grace-period."),
     click.option(*both("virtual-local-rank"), "virtual_local_rank", is_flag=True,
                  help="Every rank sees LOCAL_RANK=0 and one device."),
-    click.option(*both("logs-specs"), "logs_specs", hidden=True),
+    click.option(*both("logs-specs"), "logs_specs", default="default", show_default=True, metavar="NAME",
+                 help="A log layout of torch's torchrun.logs_specs entry points; other than default, the launch "
+                 "runs on torch elastic's agent."),
     click.option(*both("numa-binding"), "numa_binding", hidden=True),
     # DeepSpeed
     click.option(*both("no-local-rank"), "no_local_rank", is_flag=True,
@@ -91,7 +91,7 @@ _OPTIONS = [
     click.option(*both("save-pid"), "save_pid", is_flag=True,
                  help="Write this launcher's pid to /tmp/<pid>.deepspeed while the job runs."),
     *(click.option(*both(name.replace("_", "-")), name, hidden=True, is_flag=name == "elastic_training")
-      for name in REFUSED if name not in ("logs_specs", "numa_binding")),
+      for name in REFUSED if name != "numa_binding"),
 ]
 
 

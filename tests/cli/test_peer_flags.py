@@ -61,7 +61,7 @@ def fake_cuda(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
 
 
 REFUSED = [
-    (["--logs-specs", "x"], "--logs-specs is not supported here: accel-launch keeps its own log layout"),
+    (["--logs-specs", "x"], "invalid value for --logs-specs: 'x' (expected the name of one of torch's"),
     (["--numa-binding", "node"], "--numa-binding is not supported here: not supported; pin ranks"),
     (["--autotuning", "tune"], "--autotuning is not supported here: the DeepSpeed autotuner"),
     (["--elastic_training"], "--elastic_training is not supported here: use torch elastic: --nnodes MIN:MAX"),

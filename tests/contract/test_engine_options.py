@@ -85,7 +85,7 @@ def test_shutdown_timeout_is_torchruns_name_for_the_grace_period() -> None:
                       force_multi=False, shutdown_timeout=9, rdzv_conf="", role="default", monitor_interval=0.1,
                       redirects="0", tee="0", local_ranks_filter="", event_log_handler="null",
                       signals_to_handle="SIGTERM", duplicate_stdout_filters="", duplicate_stderr_filters="",
-                      virtual_local_rank=False, save_pid=False, refused=refused)
+                      virtual_local_rank=False, logs_specs="default", save_pid=False, refused=refused)
     ours = LaunchFlags(program=Program("script", "train.py"), compile_backend=None, accelerator=None, ds_config=None,
                        nproc_per_node="1", nnodes="1", node_rank=None, master_addr="127.0.0.1", master_port=None,
                        rdzv_backend="c10d", rdzv_endpoint="", rdzv_id="", rdzv_timeout=900, max_restarts=0,
