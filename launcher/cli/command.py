@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import click
 
 from launcher.cli.error_exit import fail
-from launcher.cli.flags import ETCD_BACKENDS, MPI_RUNNERS, LaunchFlags, PeerFlags, launch_options
+from launcher.cli.flags import MPI_RUNNERS, LaunchFlags, PeerFlags, launch_options
 from launcher.cli.numbers import Integer, Seconds
 from launcher.cli.peer_flags import REFUSED, both, peer_options
 from launcher.cli.pid_file import remove_pid_file, save_pid
@@ -54,8 +54,8 @@ _CONTEXT = {"allow_interspersed_args": False, "help_option_names": ["-h", "--hel
               help="Address of the node that hosts the store; a job torchrun runs standalone (one node without "
               "--master-port or --rdzv-endpoint) gives its ranks this host's name instead, as torchrun does.")
 @click.option(*both("master-port"), "master_port", type=Integer(), help="Port of the store; default: a free port.")
-@click.option(*both("rdzv-backend"), "rdzv_backend", type=click.Choice(["c10d", "static", *ETCD_BACKENDS]), default="c10d",
-              show_default=True, help="torch elastic rendezvous backend.")
+@click.option(*both("rdzv-backend"), "rdzv_backend", default="c10d", show_default=True, metavar="NAME",
+              help="torch elastic rendezvous backend: c10d, static, or a handler of torch's torchrun.handlers.")
 @click.option(*both("rdzv-endpoint"), "rdzv_endpoint", default="", metavar="HOST:PORT",
               help="Rendezvous endpoint for multi-node jobs.")
 @click.option(*both("rdzv-id"), "rdzv_id", default="", metavar="ID", help="Job id shared by all nodes.")

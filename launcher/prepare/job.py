@@ -14,6 +14,7 @@ from pathlib import Path
 from accelerators import Accelerator, AcceleratorUnavailableError, UnknownAcceleratorError, accelerator_class
 from accelerators.registry import nproc_words
 from launcher.contract.job import JobConfig
+from launcher.contract.rdzv_conf import OWN_KEYS, unread_key_note
 from launcher.contract.names import ACCELERATOR_VAR, CPU_BINDING_VAR, DEFAULT_MASTER_PORT, NODE_HOSTS_VAR
 from launcher.errors import AcceleratorChoiceError, PortBusyError, UsageError
 from launcher.multinode.errors import NodeIdentityError
@@ -88,6 +89,8 @@ def resolve_job(options: LaunchOptions, environ: dict[str, str], cwd: Path, plac
     )
     notes = () if node is not None or slots is None or devices_env else (
         f"{accelerator.name} has no devices to choose from: the device flags start {config.nproc_per_node} rank(s)",)
+    unread = unread_key_note(options.settings.engine.rdzv_conf) if options.settings.rdzv_backend in OWN_KEYS else None
+    notes += (unread,) if unread is not None else ()
     if place:
         config = _on_this_node(config, identity.host if identity is not None else None, slots, job_environ)
     return PreparedJob(config, accelerator, env_path, notes)

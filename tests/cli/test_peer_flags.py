@@ -71,7 +71,8 @@ REFUSED = [
     (["--comment", "c"], "--comment is not supported here: it needs --hostfile"),
     (["--account", "a"], "--account is not supported here: it needs --hostfile"),
     (["--venv_script", "v.sh"], "--venv_script is not supported here: it needs --hostfile"),
-    (["--rdzv-backend", "etcd"], "--rdzv-backend etcd is not supported here: use c10d (the default)"),
+    (["--rdzv-backend", "etcd"], "--rdzv-backend etcd is not supported here: it needs an etcd server and the "
+                                 "python-etcd package, which is not installed; use c10d (the default)"),
     (["--rdzv_backend", "etcd-v2"], "--rdzv-backend etcd-v2 is not supported here"),
     (["--start-method", "fork"], "--start-method fork is not supported here: every rank is a fresh interpreter"),
     (["--start_method", "forkserver"], "--start-method forkserver is not supported here"),

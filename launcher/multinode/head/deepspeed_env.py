@@ -2,8 +2,9 @@
 0.19), so that a DeepSpeed user's `NCCL_SOCKET_IFNAME` or `.deepspeed_env` reaches the nodes here too:
 
 - the head's variables whose names begin with `NCCL`, `PYTHON`, `UCX`, `MV2` or `MLFLOW`, or with one of the
-  accelerator's own prefixes (DeepSpeed's `export_envs()`: npu's `ASCEND`, `HCCL`, `LD_LIBRARY`, `PATH`),
-  less `NCCL_IB_HCA` and `UCX_NET_DEVICES` where `AISC_JOB_NAME` is set, as DeepSpeed leaves them out;
+  accelerator's own prefixes (DeepSpeed's `export_envs()`, read from the accelerator class's
+  `export_env_prefixes` where it has one: the launcher spells no device fact of its own), less `NCCL_IB_HCA`
+  and `UCX_NET_DEVICES` where `AISC_JOB_NAME` is set, as DeepSpeed leaves them out;
 - the `NAME=value` lines of `.deepspeed_env` (or of the file `DS_ENV_FILE` names) in the home directory,
   then in the working directory, the later winning; name and value stripped of surrounding blanks, as
   DeepSpeed takes them. Blank lines and `#` comments are skipped; another line without `=`, or with a name
@@ -15,20 +16,21 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from accelerators import accelerator_class
 from launcher.resolve.variable_names import NAME_RULE, is_variable_name
 
 __all__ = ["prefixed_variables", "deepspeed_env_files", "parse_deepspeed_env", "DS_ENV_FILE_VAR"]
 
 EXPORT_PREFIXES = ("NCCL", "PYTHON", "UCX", "MV2", "MLFLOW")
-ACCELERATOR_PREFIXES = {"npu": ("ASCEND", "HCCL", "LD_LIBRARY", "PATH")}
 EXCLUDED_WHERE_SET = {"AISC_JOB_NAME": ("NCCL_IB_HCA", "UCX_NET_DEVICES")}
 DS_ENV_FILE_VAR = "DS_ENV_FILE"
 DEFAULT_FILE_NAME = ".deepspeed_env"
 
 
-def prefixed_variables(environ: Mapping[str, str], accelerator: str) -> dict[str, str]:
+def prefixed_variables(environ: Mapping[str, str], accelerator: str | None) -> dict[str, str]:
     """The head's variables DeepSpeed's launcher exports to the nodes, in the environment's order."""
-    prefixes = EXPORT_PREFIXES + ACCELERATOR_PREFIXES.get(accelerator, ())
+    device = accelerator_class(accelerator) if accelerator is not None else None
+    prefixes = EXPORT_PREFIXES + tuple(getattr(device, "export_env_prefixes", ()))
     excluded = {name for key, names in EXCLUDED_WHERE_SET.items() if key in environ for name in names}
     return {name: value for name, value in environ.items() if name.startswith(prefixes) and name not in excluded}
 

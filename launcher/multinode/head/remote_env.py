@@ -24,7 +24,7 @@ ENV_FILE_NAME = ".accel_env"
 
 
 def remote_env(environ: Mapping[str, str], exports: Sequence[str] = (), cwd: Path | None = None,
-               home: Path | None = None, accelerator: str = "cpu") -> dict[str, str]:
+               home: Path | None = None, accelerator: str | None = None) -> dict[str, str]:
     """The ordered name -> value mapping for the nodes; `cwd` / `home` default to the process's own."""
     cwd, home = Path.cwd() if cwd is None else cwd, Path.home() if home is None else home
     env = prefixed_variables(environ, accelerator)

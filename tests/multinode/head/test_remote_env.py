@@ -80,8 +80,16 @@ def test_the_heads_variables_deepspeed_sends_reach_the_nodes_and_no_others(dirs)
                "PATH": "/bin", "LD_LIBRARY_PATH": "/lib", "HOME": "/root", "SECRET": "s"}
     assert remote_env(environ, (), *dirs) == {name: environ[name] for name in
                                                ("NCCL_SOCKET_IFNAME", "PYTHONPATH", "UCX_TLS", "MV2_X", "MLFLOW_URI")}
-    # npu's own list (DeepSpeed's NPU_Accelerator.export_envs) adds its prefixes.
-    assert {"PATH", "LD_LIBRARY_PATH"} <= set(remote_env(environ, (), *dirs, accelerator="npu"))
+
+
+
+def test_an_accelerator_class_s_own_prefixes_are_sent_too(dirs, monkeypatch: pytest.MonkeyPatch) -> None:
+    from accelerators import accelerator_class
+
+    # npu's list in DeepSpeed (NPU_Accelerator.export_envs), as an accelerator class would declare it.
+    monkeypatch.setattr(accelerator_class("cpu"), "export_env_prefixes", ("ASCEND", "LD_LIBRARY"), raising=False)
+    environ = {"ASCEND_HOME": "/a", "LD_LIBRARY_PATH": "/lib", "PATH": "/bin"}
+    assert remote_env(environ, (), *dirs, accelerator="cpu") == {"ASCEND_HOME": "/a", "LD_LIBRARY_PATH": "/lib"}
 
 
 def test_our_prefixes_and_exclusions_are_deepspeeds_own() -> None:
