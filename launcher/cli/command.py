@@ -21,7 +21,7 @@ from launcher.cli.peer_flags import REFUSED, both, peer_options
 from launcher.cli.pid_file import remove_pid_file, save_pid
 from launcher.cli.report import WithReport
 from launcher.contract.job import Program
-from launcher.errors import FlagConflictError, LaunchError
+from launcher.errors import LaunchError
 from launcher.limits import NODES, PORTS, RANKS_PER_NODE
 from launcher.multinode.head.selection import HostFlags
 from launcher.prepare.job import PreparedJob, check_ports, prepare_job

@@ -170,7 +170,8 @@ def _check_rdzv_backend(name: str) -> None:
     those of torch's `torchrun.handlers` entry points."""
     if name in ETCD_BACKENDS and find_spec("etcd") is None:
         raise RefusedFlagError(f"--rdzv-backend {name}", "it needs an etcd server and the python-etcd package, "
-                               "which is not installed; use c10d (the default): --rdzv-endpoint HOST:PORT on every node")
+                               "which is not installed; use c10d (the default): --rdzv-endpoint HOST:PORT on "
+                               "every node")
     known = ("c10d", "static", *ETCD_BACKENDS, *entry_point_names(HANDLERS_GROUP))
     if name not in known:
         close = get_close_matches(name, known, n=1)

@@ -12,7 +12,11 @@ from difflib import get_close_matches
 from typing import Any
 
 import click
-from click.parser import _OptionParser
+
+try:  # click 8.2 and later
+    from click.parser import _OptionParser
+except ImportError:  # click 8.1, which setup.py allows
+    from click.parser import OptionParser as _OptionParser
 
 __all__ = ["PrefixParser", "expand_prefix"]
 

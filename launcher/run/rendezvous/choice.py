@@ -3,8 +3,8 @@
 A fixed single node that names no port, no endpoint and no restarts gets our `one-node` handler (its own
 store on a free port, nobody to wait for: `one_node.py`). With more than one node the backend is one of
 our handlers (`accel-c10d`, `accel-static`, in `backend_agreement`): the engine's own, plus a check that
-every node resolved one compile backend; another handler of torch's registry is used as it is. They are named here, torch-free, so that the plan can show them
-without importing torch.
+every node resolved one compile backend (another handler of torch's registry is used as it is). They are
+named here, torch-free, so that the plan can show them without importing torch.
 """
 
 from __future__ import annotations

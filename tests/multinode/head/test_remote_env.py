@@ -21,7 +21,8 @@ def test_accel_variables_and_exports_are_sent_in_order(dirs) -> None:
     cwd, home = dirs
     environ = {"ACCEL_COMPILE_BACKEND": "eager", "PATH": "/bin", "WANDB_MODE": "off", "ACCEL_ACCELERATOR": "cpu"}
     env = remote_env(environ, ["WANDB_MODE"], cwd, home)
-    assert list(env.items()) == [("ACCEL_COMPILE_BACKEND", "eager"), ("ACCEL_ACCELERATOR", "cpu"), ("WANDB_MODE", "off")]
+    assert list(env.items()) == [("ACCEL_COMPILE_BACKEND", "eager"), ("ACCEL_ACCELERATOR", "cpu"),
+                                 ("WANDB_MODE", "off")]
 
 
 def test_the_working_directory_file_wins_over_the_home_file(dirs) -> None:
