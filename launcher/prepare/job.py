@@ -14,7 +14,7 @@ from pathlib import Path
 from accelerators import Accelerator, AcceleratorUnavailableError, UnknownAcceleratorError, accelerator_class
 from accelerators.registry import nproc_words
 from launcher.contract.job import JobConfig
-from launcher.contract.rdzv_conf import OWN_KEYS, unread_key_note
+from launcher.contract.rdzv_conf import OWN_KEYS, check_read_values, unread_key_note
 from launcher.contract.names import ACCELERATOR_VAR, CPU_BINDING_VAR, DEFAULT_MASTER_PORT, NODE_HOSTS_VAR
 from launcher.errors import AcceleratorChoiceError, PortBusyError, UsageError
 from launcher.multinode.errors import NodeIdentityError
@@ -30,6 +30,7 @@ from launcher.resolve.envfile import default_env_file, read_env_file
 from launcher.resolve.node_check import check_backend
 from launcher.resolve.node_facts import AcceleratorFacts, accelerator_facts
 from launcher.run.rank_process import node_environment, physical_cores
+from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, rendezvous
 
 __all__ = ["PreparedJob", "prepare_job", "resolve_job", "place_node_job", "check_ports"]
 
@@ -89,6 +90,7 @@ def resolve_job(options: LaunchOptions, environ: dict[str, str], cwd: Path, plac
     )
     notes = () if node is not None or slots is None or devices_env else (
         f"{accelerator.name} has no devices to choose from: the device flags start {config.nproc_per_node} rank(s)",)
+    check_read_values(options.settings.engine.rdzv_conf, rendezvous(config)[0].removeprefix(AGREEMENT_PREFIX))
     unread = unread_key_note(options.settings.engine.rdzv_conf) if options.settings.rdzv_backend in OWN_KEYS else None
     notes += (unread,) if unread is not None else ()
     if place:

@@ -107,3 +107,29 @@ def test_the_registered_handler_gets_the_keys_torchrun_gives_it(launch: Launcher
     for name in ("torchrun", "ours"):
         assert seen[name]["backend"] == "seen"
         assert (seen[name]["config"]["my_key"], seen[name]["config"]["join_timeout"]) == ("7", "30")
+
+
+TORCH_CASE = "--rdzv-conf='join_timeout=5,last_call_timeout=1,timeout=5'"  # torch's test_run.py, quotes and all
+
+
+def test_timeout_is_checked_only_where_the_handler_reads_it(cli: CliRunnerFn) -> None:
+    elastic = cli(["--dry-run", "--nnodes", "1:2", "--rdzv-endpoint", "localhost:29999", TORCH_CASE, str(RECORD_RANK)])
+    assert elastic.status == 0, elastic.stderr  # c10d reads no `timeout`: "5'" is handed on, as torchrun does
+    assert "did you mean 'join_timeout' for \"'join_timeout\"?" in elastic.stderr
+    static = cli(["--dry-run", "--rdzv-backend", "static", "--master-port", "29999", "--rdzv-conf", "timeout=5'",
+                  str(RECORD_RANK)])
+    assert static.status == 2 and "--rdzv-conf timeout: \"5'\"" in static.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_torchs_own_elastic_case_runs_as_with_torchrun(launch: Launcher, tmp_path: Path) -> None:
+    """Its endpoint sends the launch to torch elastic's agent whatever the launch path."""
+    args = ["--nnodes=1:2", "--nproc-per-node=2", "--rdzv-backend=c10d", TORCH_CASE, "--monitor-interval=1",
+            "--start-method=spawn", str(RECORD_RANK)]
+    done = subprocess.run([str(TORCHRUN), f"--rdzv-endpoint=localhost:{_free_port()}", *args], capture_output=True,
+                          text=True, timeout=90, cwd=tmp_path, env=clean_environ({"RECORD_DIR": str(tmp_path)}))
+    assert done.returncode == 0, done.stderr
+    result = launch([f"--rdzv-endpoint=localhost:{_free_port()}", *args])
+    assert result.returncode == 0, result.stderr
+    assert sorted(result.records()) == [0, 1]
