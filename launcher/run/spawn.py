@@ -27,7 +27,7 @@ from launcher.run.failure.rank_failure import RankFailure, exit_status, failure_
 from launcher.run.grace import bounded_stops
 from launcher.run.job_signals import ranks_running, received_signal
 from launcher.run.leftovers import log_folder
-from launcher.run.rank_output import job_prefixes, prefix_template, rank_streams
+from launcher.run.rank_output import TEMPLATE_ENV, rank_streams
 from launcher.run.rank_process import rank_command
 from launcher.run.reaper import become_subreaper, sweep_descendants
 from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, rendezvous, run_id, standalone_like
@@ -37,6 +37,8 @@ from launcher.signal_rules import stop_outcome
 __all__ = ["JobOutcome", "run_job", "silence_engine_logs"]
 
 logger = logging.getLogger(__name__)
+# How long the copies of the ranks' output may take to reach the end of their files once the ranks are gone.
+_COPY_DRAIN_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
@@ -77,10 +79,11 @@ def run_job(config: JobConfig) -> JobOutcome:
     log_root = log_folder(config.settings.log_dir)
     command = rank_command(config)
     exits = ExitTimes()
+    elastic = None
     try:
         elastic = _elastic_config(config, log_root)
         with (ranks_running(settings.engine.signals_to_handle), _deadline(settings.timeout),
-              bounded_stops(settings.grace_period), exits, job_prefixes(config)):
+              bounded_stops(settings.grace_period), exits):
             launch_agent(elastic, command[0], command[1:])
         return JobOutcome(0)
     except ChildFailedError as exc:
@@ -99,6 +102,8 @@ def run_job(config: JobConfig) -> JobOutcome:
         return JobOutcome(1, f"rendezvous at {where} failed (a node is gone, or never came): {detail}")
     finally:
         sweep_descendants(grace_seconds=settings.grace_period)
+        if elastic is not None:
+            elastic.logs_specs.finish(_COPY_DRAIN_SECONDS)
         if settings.log_dir is None:
             shutil.rmtree(log_root, ignore_errors=True)
 
@@ -115,7 +120,7 @@ def silence_engine_logs() -> None:
 def _elastic_config(config: JobConfig, log_root: Path):
     from torch.distributed.launcher.api import LaunchConfig
 
-    from launcher.run.failure.error_files import RankErrorFiles
+    from launcher.run.engine_tee import LauncherTee
 
     settings = config.settings
     engine = settings.engine
@@ -133,6 +138,7 @@ def _elastic_config(config: JobConfig, log_root: Path):
     # Where torchrun runs a job as standalone (c10d on localhost:0) its ranks get this host's name and a fresh
     # run id, and so do ours; a rendezvous of ours on a free port otherwise gives MASTER_ADDR=--master-addr.
     standalone = standalone_like(config)
+    filtered = bool(engine.duplicate_stdout_filters or engine.duplicate_stderr_filters)  # read the engine's tee
     own_free_port = endpoint.endswith(":0") and not standalone
     return LaunchConfig(
         min_nodes=low,
@@ -146,9 +152,9 @@ def _elastic_config(config: JobConfig, log_root: Path):
         max_restarts=settings.max_restarts,
         monitor_interval=engine.monitor_interval,
         local_addr=engine.local_addr or (settings.master_addr if own_free_port else None),
-        logs_specs=RankErrorFiles(log_dir=str(log_root), redirects=redirects, tee=tee,
-                                  local_ranks_filter=set(engine.local_ranks_filter) or None),
-        log_line_prefix_template=prefix_template(),
+        logs_specs=LauncherTee(config, engine_tees=filtered, log_dir=str(log_root), redirects=redirects, tee=tee,
+                               local_ranks_filter=set(engine.local_ranks_filter) or None),
+        log_line_prefix_template=os.environ.get(TEMPLATE_ENV) or None,
         event_log_handler=engine.event_log_handler,
         signals_to_handle=engine.signals_to_handle,
         duplicate_stdout_filters=list(engine.duplicate_stdout_filters) or None,

@@ -27,7 +27,6 @@ from launcher.run.failure.exit_times import ExitTimes
 from launcher.run.failure.first_failure import first_failure, lost_peer_note
 from launcher.run.failure.rank_failure import exit_status, failure_from_engine, tail_lines
 from launcher.run.leftovers import log_folder
-from launcher.run.rank_output import job_prefixes
 from launcher.run.rank_process import rank_command
 from launcher.run.reaper import become_subreaper, sweep_descendants
 from launcher.run.rendezvous.choice import master_addr, run_id
@@ -75,10 +74,9 @@ def run_direct(config: JobConfig) -> JobOutcome:
         except PortBusyError as exc:
             return JobOutcome(1, str(exc))
         logs = RankLogs(config, log_root, run_id(config))
-        with job_prefixes(config):
-            outcome = _run(config, ranks, logs, listener)
-            sweep_descendants(grace_seconds=settings.grace_period)
-            logs.finish(_COPY_DRAIN_SECONDS)
+        outcome = _run(config, ranks, logs, listener)
+        sweep_descendants(grace_seconds=settings.grace_period)
+        logs.finish(_COPY_DRAIN_SECONDS)
         return _failed(config, ranks, logs) if outcome is None else outcome
     except BaseException:
         set_stop_action(hurry_stop)
