@@ -29,7 +29,7 @@ from launcher.run.job_signals import ranks_running, received_signal
 from launcher.run.leftovers import log_folder
 from launcher.run.rank_output import TEMPLATE_ENV, rank_streams
 from launcher.run.rank_process import rank_command
-from launcher.run.reaper import become_subreaper, sweep_descendants
+from launcher.run.reaper import become_subreaper, reaping_adopted, sweep_descendants
 from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, rendezvous, run_id, standalone_like
 from launcher.run.restarts import restart_environment
 from launcher.signal_rules import stop_outcome
@@ -83,7 +83,7 @@ def run_job(config: JobConfig) -> JobOutcome:
     try:
         elastic = _elastic_config(config, log_root)
         with (ranks_running(settings.engine.signals_to_handle), _deadline(settings.timeout),
-              bounded_stops(settings.grace_period), exits):
+              bounded_stops(settings.grace_period), exits, reaping_adopted()):
             launch_agent(elastic, command[0], command[1:])
         return JobOutcome(0)
     except ChildFailedError as exc:

@@ -28,7 +28,7 @@ from launcher.run.failure.first_failure import first_failure, lost_peer_note
 from launcher.run.failure.rank_failure import exit_status, failure_from_engine, tail_lines
 from launcher.run.leftovers import log_folder
 from launcher.run.rank_process import rank_command
-from launcher.run.reaper import become_subreaper, sweep_descendants
+from launcher.run.reaper import become_subreaper, reaping_adopted, sweep_descendants
 from launcher.run.rendezvous.choice import master_addr, run_id
 from launcher.run.spawn import JobOutcome
 from launcher.signal_rules import forward_action, hurry_stop, set_stop_action, stop_outcome
@@ -74,7 +74,8 @@ def run_direct(config: JobConfig) -> JobOutcome:
         except PortBusyError as exc:
             return JobOutcome(1, str(exc))
         logs = RankLogs(config, log_root, run_id(config))
-        outcome = _run(config, ranks, logs, listener)
+        with reaping_adopted():
+            outcome = _run(config, ranks, logs, listener)
         sweep_descendants(grace_seconds=settings.grace_period)
         logs.finish(_COPY_DRAIN_SECONDS)
         return _failed(config, ranks, logs) if outcome is None else outcome
