@@ -175,16 +175,10 @@ def _streams(config: JobConfig) -> tuple[dict, dict]:
 
 
 def _failed(exc, log_root: Path, exits: ExitTimes, logs) -> JobOutcome:
-    tails: dict[int, tuple[str, ...]] = {}
-
-    def tail(failure) -> tuple[str, ...]:
-        if failure.local_rank not in tails:
-            log = _stderr_log(log_root, failure.local_rank)
-            tails[failure.local_rank] = tail_lines(log) if log is not None else ()
-        return tails[failure.local_rank]
-
-    rank, failure = first_failure(exc.failures, exits, tail)
-    account = failure_from_engine(rank, failure.exitcode, logs.error_file(failure.local_rank), tail(failure))
+    rank, failure = first_failure(exc.failures, exits)
+    log = _stderr_log(log_root, failure.local_rank)
+    tail = tail_lines(log) if log is not None else ()
+    account = failure_from_engine(rank, failure.exitcode, logs.error_file(failure.local_rank), tail)
     note = lost_peer_note(account.output_tail)
     message = account.summary() if note is None else f"{account.summary()}\n  {note}"
     return JobOutcome(exit_status(failure.exitcode), message, account)

@@ -155,20 +155,14 @@ def _one_failed(ranks: Ranks, timeout: float | None) -> bool:
 def _failed(config: JobConfig, ranks: Ranks, logs: RankLogs) -> JobOutcome:
     """The first failure's account, as the engine path gives it (launcher/run/failure/): among the ranks that
     ended with a non-zero status (those the teardown stopped included, as torch elastic counts them), the first
-    to exit that did not merely lose a peer."""
-    tails: dict[int, tuple[str, ...]] = {}
-
-    def tail(failure: _Failed) -> tuple[str, ...]:
-        if failure.local_rank not in tails:
-            tails[failure.local_rank] = tail_lines(logs.ranks[failure.local_rank].stderr_log)
-        return tails[failure.local_rank]
-
+    to exit."""
     exits = ExitTimes()
     exits.exited.update(ranks.exited)
     failures = {config.global_rank(local_rank): _Failed(local_rank, process.pid, process.returncode)
                 for local_rank, process in ranks.processes.items() if process.returncode}
-    rank, failure = first_failure(failures, exits, tail)
-    account = failure_from_engine(rank, failure.exitcode, logs.ranks[failure.local_rank].error_file, tail(failure))
+    rank, failure = first_failure(failures, exits)
+    streams = logs.ranks[failure.local_rank]
+    account = failure_from_engine(rank, failure.exitcode, streams.error_file, tail_lines(streams.stderr_log))
     note = lost_peer_note(account.output_tail)
     message = account.summary() if note is None else f"{account.summary()}\n  {note}"
     return JobOutcome(exit_status(failure.exitcode), message, account)
