@@ -28,6 +28,7 @@ from launcher.run.failure.first_failure import first_failure, lost_peer_note
 from launcher.run.failure.rank_failure import exit_status, failure_from_engine, tail_lines
 from launcher.run.leftovers import log_folder
 from launcher.run.rank_process import rank_command
+from launcher.run.rank_stop import stop_ranks
 from launcher.run.reaper import become_subreaper, reaping_adopted, sweep_descendants
 from launcher.run.rendezvous.choice import master_addr, run_id
 from launcher.run.spawn import JobOutcome
@@ -81,7 +82,7 @@ def run_direct(config: JobConfig) -> JobOutcome:
         return _failed(config, ranks, logs) if outcome is None else outcome
     except BaseException:
         set_stop_action(hurry_stop)
-        ranks.stop(signal.SIGKILL, 0)
+        ranks.kill()
         sweep_descendants(grace_seconds=settings.grace_period)
         raise
     finally:
@@ -120,7 +121,8 @@ def _run(config: JobConfig, ranks: Ranks, logs: RankLogs, listener: socket.socke
     finally:
         set_stop_action(hurry_stop)
         listener.close()
-    ranks.stop(death_sig, settings.grace_period)
+    by_rank = {config.global_rank(local_rank): process for local_rank, process in ranks.processes.items()}
+    stop_ranks(by_rank, death_sig, settings.grace_period, wait=ranks.wait_exits)
     return outcome
 
 
