@@ -27,7 +27,8 @@ def test_a_bad_variable_is_one_line_and_exit_2_and_the_flag_wins_over_it(cli, tm
     (tmp_path / "ok.py").write_text("")
     refused = cli(["--dry-run", "ok.py"], env={"TORCH_ELASTIC_SHUTDOWN_TIMEOUT": "soon"})
     assert refused.status == 2
-    assert refused.stderr.splitlines() == ["accel-launch: error: invalid value for TORCH_ELASTIC_SHUTDOWN_TIMEOUT: "
-                                           "'soon' (expected a whole number of seconds (digits 0-9), as torchrun reads it)"]
+    assert refused.stderr.splitlines() == [
+        "accel-launch: error: invalid value for TORCH_ELASTIC_SHUTDOWN_TIMEOUT: 'soon' "
+        "(expected a whole number of seconds (digits 0-9), as torchrun reads it)"]
     given = cli(["--dry-run", "--grace-period", "3", "ok.py"], env={"TORCH_ELASTIC_SHUTDOWN_TIMEOUT": "soon"})
     assert given.status == 0, given.stderr

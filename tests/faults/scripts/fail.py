@@ -1,5 +1,5 @@
-"""Rank FAIL_RANK writes a last line to stderr (ending in FAIL_SAYS) and exits FAIL_CODE; the other ranks wait to be stopped
-(ignoring SIGTERM when IGNORE_TERM=1, so that only the SIGKILL after the grace period ends them)."""
+"""Rank FAIL_RANK writes a last line to stderr (ending in FAIL_SAYS) and exits FAIL_CODE; the other ranks wait to
+be stopped (ignoring SIGTERM when IGNORE_TERM=1, so that only the SIGKILL after the grace period ends them)."""
 
 import os
 import sys

@@ -1,5 +1,6 @@
-"""Rank CULPRIT (default 1) leaves after a barrier with exit 1 (at once, without an interpreter's shutdown); the other ranks, in an all_reduce with it,
-then fail with gloo's 'Connection closed by peer': failures caused by the culprit's."""
+"""Rank CULPRIT (default 1) leaves after a barrier with exit 1 (at once, without an interpreter's shutdown); the
+other ranks, in an all_reduce with it, then fail with gloo's 'Connection closed by peer': failures caused by the
+culprit's."""
 
 import os
 import sys
