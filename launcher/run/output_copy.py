@@ -13,6 +13,7 @@ import os
 import select
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
@@ -47,7 +48,7 @@ class OutputCopies:
         for thread in self._threads:
             thread.join(timeout=max(0.0, deadline - time.monotonic()))
 
-    def _start(self, target, *args: object) -> None:
+    def _start(self, target: Callable[..., None], *args: object) -> None:
         thread = threading.Thread(target=target, args=args, daemon=True, name="accel-output-copy")
         thread.start()
         self._threads.append(thread)
@@ -58,7 +59,7 @@ def _drain_pipe(pipe: IO[bytes], log: IO[bytes] | None, lines: RankLines, what: 
     poller.register(fd, select.POLLIN)
     try:
         while True:
-            if not poller.poll(_QUIET_SECONDS * 1000):
+            if not poller.poll(_QUIET_SECONDS * 1000 if lines.waiting else None):
                 lines.quiet()
                 continue
             chunk = os.read(fd, CHUNK)

@@ -106,6 +106,11 @@ class RankLines:
         if len(data) > self._bound or (data and self._after_return):
             self.quiet()
 
+    @property
+    def waiting(self) -> bool:
+        """Whether an unfinished line waits to be shown."""
+        return bool(self._pending)
+
     def quiet(self) -> None:
         """The stream fell quiet: show the unfinished line as it stands (a prompt, a bar)."""
         if self._pending:
