@@ -97,7 +97,7 @@ def test_sigint_while_a_failure_stops_the_ranks_kills_them_at_once_and_keeps_the
 
 @pytest.mark.usefixtures("launch_path")
 @pytest.mark.timeout(240)
-@pytest.mark.parametrize("delay", [0.0, 0.25])
+@pytest.mark.parametrize("delay", [0.0, 0.05, 0.1, 0.25, 0.5])
 def test_ctrl_c_while_8_ranks_start_stops_them_without_a_traceback_or_a_fatal_error(start_job, delay):
     job = start_job(["--nproc-per-node", "8", script("hang.py")])
     deadline = time.monotonic() + 150
