@@ -119,3 +119,22 @@ def _cmdline(process: psutil.Process) -> list[str]:
         return process.cmdline()
     except psutil.Error:
         return []
+
+
+@pytest.mark.timeout(240)
+def test_sigint_while_a_failure_stops_the_ranks_of_a_restartable_job_stops_it_instead_of_restarting(start_job):
+    # Restarts run on the engine path only.
+    job = start_job(["--max-restarts", "1", *TWO, script("slow_term.py")], {"TERM_SECONDS": "20"})
+    deadline = time.monotonic() + 150
+    while not (job.record_dir / "term-0").exists():
+        assert time.monotonic() < deadline and job.proc.poll() is None, job.output()[1]
+        time.sleep(0.05)
+    (job.record_dir / "started-0").unlink()
+    sent = job.send(signal.SIGINT)
+    finished = job.finish(since=sent)
+
+    assert finished.returncode == 130, finished.stderr
+    assert "accel-launch: stopped by SIGINT; every rank was stopped" in finished.stderr
+    assert not (job.record_dir / "started-0").exists()  # no second attempt started
+    assert finished.seconds < 10 and "Traceback" not in finished.stderr
+    assert wait_gone(job.marker, timeout=5) == []
