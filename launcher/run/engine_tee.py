@@ -1,15 +1,17 @@
-"""The engine path's teed streams, shown by the launcher as on the direct path, not by torch elastic's tail.
+"""The engine path's teed streams, copied by the launcher as on the direct path, not by torch elastic's tail.
 
 torch elastic tees a stream by having the rank write its log file and tailing that file line by line
-(`TailLog`): a line without end is held whole in memory, and a `\\r` progress bar becomes one line per
-redraw. Here the engine still makes every file, but is told to tee nothing; the launcher tails the files
-of the streams it would have teed, in chunks (launcher/run/output_copy.py), under the same prefixes as on
-the direct path. With --duplicate-*-filters the engine keeps its own tee, which those filters read.
+(`TailLog`): a line without end is held whole in memory, a `\\r` progress bar becomes one line per redraw,
+and a log the rank cannot write (a full disk) fails the rank's own write. Here the engine is told to tee
+nothing, and each stream it would have teed is a FIFO in place of its log file: the launcher reads it as it
+reads a direct rank's pipe, and writes the log itself (launcher/run/output_copy.py), under the same
+prefixes. With --duplicate-*-filters the engine keeps its own tee, which those filters read.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 from torch.distributed.elastic.multiprocessing.api import LogsDest
 
@@ -37,14 +39,18 @@ class LauncherTee(RankErrorFiles):
             return destinations
         self.finish(0)
         self._copies = OutputCopies()
+        files = {1: dict(destinations.stdouts), 2: dict(destinations.stderrs)}
         for fd, teed in ((1, destinations.tee_stdouts), (2, destinations.tee_stderrs)):
             for local_rank, path in teed.items():
+                log = Path(path).open("ab", buffering=0)  # the copy closes it at the stream's end
+                files[fd][local_rank] = f"{path}.fifo"
                 lines = RankLines(terminal(fd), rank_prefix(self._config, local_rank, fd))
-                self._copies.tail_file(path, lines)
-        return dataclasses.replace(destinations, tee_stdouts={}, tee_stderrs={})
+                what = f"rank {self._config.global_rank(local_rank)}'s log {path}"
+                self._copies.copy_fifo(Path(files[fd][local_rank]), log, lines, what, terminal(2))
+        return dataclasses.replace(destinations, stdouts=files[1], stderrs=files[2], tee_stdouts={}, tee_stderrs={})
 
     def finish(self, seconds: float) -> None:
-        """The ranks are gone: copy what is left of their files, waiting `seconds` at most."""
+        """The ranks are gone: copy what is left of their streams, waiting `seconds` at most."""
         if self._copies is not None:
             self._copies.finish(seconds)
             self._copies = None

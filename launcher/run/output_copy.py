@@ -1,8 +1,7 @@
-"""The threads that copy the ranks' teed output to the terminal (terminal_lines.py), on both launch paths.
-
-The direct path reads each rank's pipe and writes its log file too; the engine path tails the log file the
-rank writes itself (as torch elastic's tee does, but in chunks, not lines). A copy never stops draining its
-pipe: a log file that cannot be written (a full disk, a file size limit) is left as it is, and one line
+"""The threads that copy the ranks' teed output to their log files and the terminal (terminal_lines.py), the
+same on both launch paths: the direct path reads each rank's pipe; on the engine path the rank's stream is a
+FIFO the engine opens in place of the log file (engine_tee.py), read as a pipe. A copy never stops draining
+its pipe: a log file that cannot be written (a full disk, a file size limit) is left as it is, and one line
 says the log is incomplete; a terminal that is gone is left alone.
 """
 
@@ -31,15 +30,21 @@ class OutputCopies:
     def __init__(self) -> None:
         self._threads: list[threading.Thread] = []
         self._finished = threading.Event()
+        self._fifos: list[Path] = []
 
     def copy_pipe(self, pipe: IO[bytes], log: IO[bytes] | None, lines: RankLines, what: str,
                   notes: Terminal) -> None:
-        """Copy `pipe` to `log` (as it is) and to `lines` until its end; `what` names the log in a note."""
-        self._start(_drain_pipe, pipe, log, lines, what, notes)
+        """Copy `pipe` to `log` (as it is; closed at the end) and to `lines` until its end; `what` names the log
+        in a note."""
+        self._start(_drain_pipe, pipe, log, lines, what, notes, None)
 
-    def tail_file(self, path: str, lines: RankLines) -> None:
-        """Copy what a rank writes to `path` to `lines`, until `finish` and the file's end."""
-        self._start(_tail, Path(path), lines, self._finished)
+    def copy_fifo(self, path: Path, log: IO[bytes], lines: RankLines, what: str, notes: Terminal) -> None:
+        """Make a FIFO at `path` for a rank's stream and copy it as a pipe, until its end or, once `finish` is
+        called, until it falls quiet (the engine keeps its own copy of the writing end open)."""
+        os.mkfifo(path, 0o600)
+        self._fifos.append(path)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # at once: the engine's open for writing then never waits
+        self._start(_drain_pipe, os.fdopen(fd, "rb", buffering=0), log, lines, what, notes, self._finished)
 
     def finish(self, seconds: float) -> None:
         """The ranks are gone: let each copy reach the end of its stream, waiting `seconds` at most in all."""
@@ -47,6 +52,8 @@ class OutputCopies:
         deadline = time.monotonic() + seconds
         for thread in self._threads:
             thread.join(timeout=max(0.0, deadline - time.monotonic()))
+        for path in self._fifos:
+            path.unlink(missing_ok=True)
 
     def _start(self, target: Callable[..., None], *args: object) -> None:
         thread = threading.Thread(target=target, args=args, daemon=True, name="accel-output-copy")
@@ -54,15 +61,23 @@ class OutputCopies:
         self._threads.append(thread)
 
 
-def _drain_pipe(pipe: IO[bytes], log: IO[bytes] | None, lines: RankLines, what: str, notes: Terminal) -> None:
-    fd, poller = pipe.fileno(), select.poll()
+def _drain_pipe(pipe: IO[bytes], log: IO[bytes] | None, lines: RankLines, what: str, notes: Terminal,
+                finished: threading.Event | None) -> None:
+    """Copy until the pipe's end (or, with `finished`, until it is set and the pipe falls quiet); close both."""
+    fd, poller, own_log = pipe.fileno(), select.poll(), log
     poller.register(fd, select.POLLIN)
     try:
         while True:
-            if not poller.poll(_QUIET_SECONDS * 1000 if lines.waiting else None):
+            bounded = lines.waiting or finished is not None
+            if not poller.poll(_QUIET_SECONDS * 1000 if bounded else None):
                 lines.quiet()
+                if finished is not None and finished.is_set():
+                    break
                 continue
-            chunk = os.read(fd, CHUNK)
+            try:
+                chunk = os.read(fd, CHUNK)
+            except BlockingIOError:
+                continue
             if not chunk:
                 break
             if log is not None:
@@ -75,32 +90,8 @@ def _drain_pipe(pipe: IO[bytes], log: IO[bytes] | None, lines: RankLines, what: 
     finally:
         lines.close()
         pipe.close()
-
-
-def _tail(path: Path, lines: RankLines, finished: threading.Event) -> None:
-    while True:
-        ended = finished.is_set()  # set once the ranks are gone: a file missing then never comes
-        if path.exists():
-            break
-        if ended:
-            return
-        finished.wait(_QUIET_SECONDS)
-    try:
-        with path.open("rb", buffering=0) as log:
-            while True:
-                ended = finished.is_set()  # read once more after the ranks are gone: to the file's end
-                chunk = log.read(CHUNK)
-                if chunk:
-                    lines.feed(chunk)
-                    continue
-                if ended:
-                    break
-                lines.quiet()
-                time.sleep(_QUIET_SECONDS)
-    except OSError:
-        pass
-    finally:
-        lines.close()
+        if own_log is not None:
+            own_log.close()
 
 
 def _write_all(log: IO[bytes], data: bytes) -> None:

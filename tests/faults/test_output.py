@@ -69,9 +69,11 @@ def test_a_progress_bar_is_shown_while_the_rank_holds_it_and_redrawn_in_place(st
     assert b"10%\r100%\n" in shown and b"10%\n" not in shown
 
 
+@pytest.mark.usefixtures("launch_path")
 @pytest.mark.timeout(240)
 def test_a_log_file_over_the_size_limit_is_said_once_and_every_line_still_reaches_the_terminal(tmp_path):
-    # The direct path copies the rank's pipe into its log; on the engine path the rank writes its log itself.
+    # The launcher writes every teed log itself, from the rank's pipe (direct) or FIFO (engine): the rank never
+    # meets the limit, and its stream is drained to the end.
     limit = 1 * MIB
     command = [sys.executable, "-c", "import resource, runpy, sys; "
                f"resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit})); "
@@ -88,4 +90,5 @@ def test_a_log_file_over_the_size_limit_is_said_once_and_every_line_still_reache
     assert "Traceback" not in done.stderr
     logged = next((tmp_path / "logs").glob("*/*/attempt_0/0/stdout.log"))
     assert logged.stat().st_size == limit
+    assert [path.name for path in logged.parent.iterdir() if path.name.endswith(".fifo")] == []
 

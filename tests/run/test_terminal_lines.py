@@ -120,13 +120,16 @@ class FullLog:
     name = "stderr.log"
 
     def __init__(self) -> None:
-        self.kept = b""
+        self.kept, self.closed = b"", False
 
     def write(self, data: memoryview) -> int:
         if len(self.kept) >= 10:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         self.kept += bytes(data[:10 - len(self.kept)])
         return min(len(data), 10)
+
+    def close(self) -> None:
+        self.closed = True
 
 
 @pytest.mark.timeout(20)
@@ -146,15 +149,20 @@ def test_a_log_that_cannot_be_written_is_said_once_and_the_pipe_is_drained_to_it
     assert notes == ["accel-launch: rank 0's log is incomplete: No space left on device "
                      "(the output from here on is not in it)"]
     assert [line for line in shown if not line.startswith("accel-launch:")] == [f"line {n}" for n in range(20000)]
-    assert log.kept == b"line 0\nlin"
+    assert log.kept == b"line 0\nlin" and log.closed
 
 
 @pytest.mark.timeout(20)
-def test_a_tailed_file_is_copied_to_its_end_after_the_ranks_are_gone(tmp_path) -> None:
+def test_a_fifo_the_engine_keeps_open_is_copied_to_its_log_and_the_terminal_and_ends_once_finished(tmp_path) -> None:
     screen = Screen()
-    path = tmp_path / "stderr.log"
+    path, log = tmp_path / "stderr.log.fifo", (tmp_path / "stderr.log").open("ab", buffering=0)
     copies = OutputCopies()
-    copies.tail_file(str(path), RankLines(Terminal(screen.write), b"[rank1]:"))
-    path.write_bytes(b"a\r" * 3 + b"b" * (3 * PENDING_BOUND) + b"\nlast")
-    copies.finish(10)
-    assert bytes(screen.data) == b"[rank1]:a\r" * 3 + b"[rank1]:" + b"b" * (3 * PENDING_BOUND) + b"\n[rank1]:last\n"
+    copies.copy_fifo(path, log, RankLines(Terminal(screen.write), b"[rank1]:"), "rank 1's log", Terminal(screen.write))
+    data = b"a\r" * 3 + b"b" * (3 * PENDING_BOUND) + b"\nlast"
+    with path.open("wb") as engine_end:  # as torch's SubprocessHandler opens the rank's stream: never waits
+        with path.open("wb") as rank_end:
+            rank_end.write(data)
+        copies.finish(10)  # the engine still holds its end: the copy ends when the FIFO falls quiet
+        assert bytes(screen.data) == (b"[rank1]:a\r" * 3 + b"[rank1]:" + b"b" * (3 * PENDING_BOUND)
+                                      + b"\n[rank1]:last\n")
+    assert (tmp_path / "stderr.log").read_bytes() == data and log.closed and not path.exists()
