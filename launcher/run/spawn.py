@@ -175,6 +175,7 @@ def _streams(config: JobConfig) -> tuple[dict, dict]:
 
 
 def _failed(exc, log_root: Path, exits: ExitTimes, logs) -> JobOutcome:
+    logs.finish(_COPY_DRAIN_SECONDS)  # the failed rank's last lines reach its log before its tail is read
     rank, failure = first_failure(exc.failures, exits)
     log = _stderr_log(log_root, failure.local_rank)
     tail = tail_lines(log) if log is not None else ()
