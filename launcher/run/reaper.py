@@ -4,8 +4,9 @@ what is left when it ends.
 As the subreaper, the launcher inherits every process a rank leaves behind, and when such a process ends
 it stays a zombie until the launcher reaps it (a rank that backgrounds shell commands left one per command
 for the whole job). A thread reaps them as the job runs: only zombies that are not a session's leader,
-which every rank is (both paths start each rank in a session of its own), so a rank's exit status stays
-for the code that waits for it. A zombie that made a session of its own is reaped by the sweep at the end.
+which every rank is (both paths start each rank in a session of its own, and the launcher starts no other
+process while the job runs), so a rank's exit status stays for the code that waits for it. A zombie that
+made a session of its own is reaped by the sweep at the end.
 """
 
 from __future__ import annotations
