@@ -25,8 +25,8 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
 __all__ = ["STOP", "FORWARDED", "IGNORED", "DEFAULT", "install_signal_rules", "stop_action", "forward_action",
-           "set_stop_action", "stop_now", "hurry_stop", "stop_hurried", "add_cleanup", "clean_up", "signals_held",
-           "signal_name", "stop_outcome"]
+           "set_stop_action", "stop_now", "hurry_stop", "stop_hurried", "hurrying_signal", "add_cleanup", "clean_up",
+           "signals_held", "signal_name", "stop_outcome"]
 
 S = signal.Signals
 FORWARDED = frozenset({S.SIGUSR1, S.SIGUSR2})
@@ -47,14 +47,19 @@ def stop_now(signum: int) -> None:
     os._exit(status)
 
 
-def hurry_stop(_signum: int) -> None:
+def hurry_stop(signum: int) -> None:
     """Once the launcher is stopping the ranks: what is left is killed at once; the outcome stays as it is."""
-    _Now.hurried = True
+    _Now.hurried = _Now.hurried or signum
 
 
 def stop_hurried() -> bool:
     """Whether a stop signal came while the launcher was already stopping the ranks."""
-    return _Now.hurried
+    return bool(_Now.hurried)
+
+
+def hurrying_signal() -> int | None:
+    """The stop signal that came while the launcher was stopping the ranks, if one did."""
+    return _Now.hurried or None
 
 
 def _to_nobody(_signum: int) -> int:
@@ -67,7 +72,7 @@ class _Now:
     stop: StopAction = stop_now
     forward: ForwardAction = _to_nobody
     stop_instead: frozenset[int] = frozenset()
-    hurried: bool = False
+    hurried: int = 0  # the first stop signal that came while the ranks were being stopped
     started_ignored: frozenset[int] | None = None
     cleanups: list[Callable[[], None]] = []
 

@@ -68,8 +68,9 @@ _CONTEXT = {"allow_interspersed_args": False, "help_option_names": ["-h", "--hel
 @click.option(*both("env-file"), "env_file", metavar="PATH",
               help="Variables for the job; the process environment wins. Default: ./.env if present.")
 @click.option(*both("log-dir"), "log_dir", metavar="DIR", help="Keep every rank's stdout and stderr under DIR.")
-@click.option(*both("grace-period"), "grace_period", type=Seconds(min=0), default=5.0, show_default=True,
-              help="Seconds ranks get after SIGTERM before SIGKILL.")
+@click.option(*both("grace-period"), "grace_period", type=Seconds(min=0), metavar="SECONDS",
+              help="Seconds ranks get after SIGTERM before SIGKILL (torchrun's --shutdown-timeout). "
+                   "Default: TORCH_ELASTIC_SHUTDOWN_TIMEOUT, else 30.")
 @click.option("--timeout", type=Seconds(min=0, min_open=True), metavar="SECONDS",
               help="Stop the whole job after this many seconds (exit 124).")
 @click.option(*both("dry-run"), "dry_run", is_flag=True, help="Print the resolved plan and start nothing.")

@@ -9,6 +9,9 @@ every launch, never a value silently dropped.
 
 from __future__ import annotations
 
+import os
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from difflib import get_close_matches
 from importlib.util import find_spec
@@ -24,13 +27,18 @@ from launcher.contract.names import DEFAULT_MASTER_PORT
 from launcher.contract.rdzv_conf import parse_rdzv_conf
 from launcher.prepare.local_slots import LOCALHOST, LocalSelection
 from launcher.prepare.options import LaunchOptions
+from launcher.prepare.validate import MAX_GRACE_SECONDS
 
-__all__ = ["LaunchFlags", "PeerFlags", "launch_options", "MPI_RUNNERS", "ETCD_BACKENDS"]
+__all__ = ["LaunchFlags", "PeerFlags", "launch_options", "shutdown_window", "MPI_RUNNERS", "ETCD_BACKENDS",
+           "SHUTDOWN_TIMEOUT_VAR"]
 
 # DeepSpeed's MPI runners that we do not drive; openmpi and slurm we do.
 MPI_RUNNERS = ("mvapich", "impi", "mpich")
 # torchrun's etcd rendezvous backends, which need an etcd server and its client package.
 ETCD_BACKENDS = ("etcd", "etcd-v2")
+# torchrun's shutdown window when --shutdown-timeout is not given (torch/distributed/launcher/api.py).
+SHUTDOWN_TIMEOUT_VAR = "TORCH_ELASTIC_SHUTDOWN_TIMEOUT"
+DEFAULT_SHUTDOWN_SECONDS = 30
 
 _Value = TypeVar("_Value")
 
@@ -55,7 +63,7 @@ class LaunchFlags:
     max_restarts: int
     env_file: str | None
     log_dir: str | None
-    grace_period: float
+    grace_period: float | None  # None: not given (torchrun's default window applies)
     timeout: float | None
     verbose: bool
     quiet: bool
@@ -102,6 +110,8 @@ def launch_options(ours: LaunchFlags, peers: PeerFlags, hosts: HostFlags,
     grace_period = _alias(ours.grace_period, peers.shutdown_timeout, "grace_period" in given, "--shutdown-timeout",
                           "--grace-period")
     log_dir = _alias(ours.log_dir, peers.each_rank_log, "log_dir" in given, "--enable_each_rank_log", "--log-dir")
+    if grace_period is None:
+        grace_period = shutdown_window(os.environ)
     ours = replace(ours, grace_period=float(grace_period), log_dir=log_dir)
     if peers.run_path and ours.program.mode != "script":
         raise FlagConflictError("--run-path", "it runs a script by path; drop -m/--module and --no-python")
@@ -177,6 +187,19 @@ def _check_rdzv_backend(name: str) -> None:
         close = get_close_matches(name, known, n=1)
         raise UsageError("--rdzv-backend", name, f"expected one of torch's rendezvous handlers: {', '.join(known)}"
                          + (f"; did you mean {close[0]!r}?" if close else ""))
+
+
+def shutdown_window(environ: Mapping[str, str]) -> int:
+    """torchrun's SIGTERM-to-SIGKILL window when no flag sets it: TORCH_ELASTIC_SHUTDOWN_TIMEOUT, else 30 s."""
+    text = environ.get(SHUTDOWN_TIMEOUT_VAR)
+    if text is None:
+        return DEFAULT_SHUTDOWN_SECONDS
+    if not re.fullmatch(r"[0-9]{1,18}", text.strip()):
+        raise UsageError(SHUTDOWN_TIMEOUT_VAR, text,
+                         "expected a whole number of seconds (digits 0-9), as torchrun reads it")
+    if int(text) > MAX_GRACE_SECONDS:
+        raise UsageError(SHUTDOWN_TIMEOUT_VAR, text, f"at most {MAX_GRACE_SECONDS} seconds")
+    return int(text)
 
 
 def _alias(ours: _Value, peers: _Value | None, ours_given: bool, peer_flag: str, our_flag: str) -> _Value:

@@ -62,7 +62,7 @@ class RunSettings:
     rdzv_backend: str = "c10d"
     rdzv_timeout: int = 900
     max_restarts: int = 0
-    grace_period: float = 5.0
+    grace_period: float = 30.0  # torchrun's --shutdown-timeout default
     timeout: float | None = None
     log_dir: str | None = None
     bind_cores: str | None = None  # --bind_core_list / --bind_cores_to_rank ("": all cores); each node splits its own

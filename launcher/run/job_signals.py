@@ -4,7 +4,8 @@ A stop signal is raised into torch elastic's agent as its own SignalException: a
 --signals-to-handle reaches every rank as it is (torchrun's contract), any other stop signal stops them with
 SIGTERM; either way within --grace-period. SIGUSR1 and SIGUSR2 go to every running rank's own process (not to
 the processes it started), and the job goes on. A stop signal that comes while the ranks are being stopped
-(the engine's close, or the sweep after it) has the rest killed at once.
+(the engine's close, or the sweep after it) has the rest killed at once (launcher/run/rank_stop.py) and keeps
+the outcome (a failed rank's status); when the engine would then restart the ranks, it stops the job instead.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from launcher.signal_rules import forward_action, hurry_stop, install_signal_rules, set_stop_action, stop_hurried
+from launcher.signal_rules import (forward_action, hurry_stop, hurrying_signal, install_signal_rules, set_stop_action,
+                                   stop_hurried)
 
 __all__ = ["ranks_running", "received_signal"]
 
@@ -54,6 +56,8 @@ def ranks_running(signals_to_handle: str) -> Iterator[None]:
     original_start, original_close = PContext.start, PContext.close
 
     def start(self: PContext) -> None:
+        if stop_hurried() and not received:  # it came while the last attempt's ranks were stopped: no restart
+            stop(hurrying_signal())
         live.append(self)
         try:
             original_start(self)

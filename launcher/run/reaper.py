@@ -1,24 +1,91 @@
-"""Leave nothing running: become the subreaper of the job, and sweep what is left when it ends."""
+"""Leave nothing running: become the subreaper of the job, reap what it adopts while the job runs, and sweep
+what is left when it ends.
+
+As the subreaper, the launcher inherits every process a rank leaves behind, and when such a process ends
+it stays a zombie until the launcher reaps it (a rank that backgrounds shell commands left one per command
+for the whole job). A thread reaps them as the job runs: only zombies that are not a session's leader,
+which every rank is (both paths start each rank in a session of its own, and the launcher starts no other
+process while the job runs), so a rank's exit status stays for the code that waits for it. A zombie that
+made a session of its own is reaped by the sweep at the end.
+"""
 
 from __future__ import annotations
 
 import logging
+import os
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import psutil
 
 from launcher.prctl import PR_SET_CHILD_SUBREAPER, prctl
 from launcher.signal_rules import stop_hurried
 
-__all__ = ["become_subreaper", "sweep_descendants"]
+__all__ = ["become_subreaper", "child_pids", "reaping_adopted", "reap_adopted", "sweep_descendants"]
 
 logger = logging.getLogger(__name__)
 _HURRY_CHECK_SECONDS = 0.05
+_REAP_SECONDS = 0.5
 
 
 def become_subreaper() -> bool:
     """Make orphaned grandchildren of the ranks re-parent to this launcher, not to init, so the sweep finds them."""
     return prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
+@contextmanager
+def reaping_adopted() -> Iterator[None]:
+    """Within the block, reap the launcher's adopted processes as they end (every half second)."""
+    stop = threading.Event()
+
+    def reap_until_stopped() -> None:
+        while not stop.wait(_REAP_SECONDS):
+            reap_adopted()
+
+    thread = threading.Thread(target=reap_until_stopped, name="accel-reaper", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=1)
+
+
+def reap_adopted() -> list[int]:
+    """Reap every child that has ended and leads no session (so is no rank); return their pids."""
+    reaped = []
+    for pid in child_pids():
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        state, _ppid, _group, session = stat.rpartition(")")[2].split()[:4]
+        if state != "Z" or int(session) == pid:
+            continue
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                reaped.append(pid)
+        except ChildProcessError:
+            continue
+    return reaped
+
+
+def child_pids() -> set[int]:
+    """This process's direct children, from /proc (cheap: no scan of every process)."""
+    pids: set[int] = set()
+    try:
+        tasks = list(Path(f"/proc/{os.getpid()}/task").iterdir())
+    except OSError:
+        return pids
+    for task in tasks:
+        try:
+            pids.update(int(pid) for pid in (task / "children").read_text().split())
+        except (OSError, ValueError):
+            continue
+    return pids
 
 
 def sweep_descendants(grace_seconds: float) -> list[int]:

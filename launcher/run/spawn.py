@@ -28,9 +28,9 @@ from launcher.run.failure.rank_failure import RankFailure, exit_status, failure_
 from launcher.run.grace import bounded_stops
 from launcher.run.job_signals import ranks_running, received_signal
 from launcher.run.leftovers import log_folder
-from launcher.run.rank_output import job_prefixes, prefix_template, rank_streams
+from launcher.run.rank_output import TEMPLATE_ENV, rank_streams
 from launcher.run.rank_process import rank_command
-from launcher.run.reaper import become_subreaper, sweep_descendants
+from launcher.run.reaper import become_subreaper, reaping_adopted, sweep_descendants
 from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, rendezvous, run_id, standalone_like
 from launcher.run.restarts import restart_environment
 from launcher.signal_rules import stop_outcome
@@ -38,6 +38,8 @@ from launcher.signal_rules import stop_outcome
 __all__ = ["JobOutcome", "run_job", "silence_engine_logs"]
 
 logger = logging.getLogger(__name__)
+# How long the copies of the ranks' output may take to reach the end of their files once the ranks are gone.
+_COPY_DRAIN_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
@@ -78,10 +80,11 @@ def run_job(config: JobConfig) -> JobOutcome:
     log_root = log_folder(config.settings.log_dir)
     command = rank_command(config)
     exits = ExitTimes()
+    elastic = None
     try:
         elastic = _elastic_config(config, log_root)
         with (ranks_running(settings.engine.signals_to_handle), _deadline(settings.timeout),
-              bounded_stops(settings.grace_period), exits, job_prefixes(config)):
+              bounded_stops(settings.grace_period), exits, reaping_adopted()):
             launch_agent(elastic, command[0], command[1:])
         return JobOutcome(0)
     except ChildFailedError as exc:
@@ -100,6 +103,8 @@ def run_job(config: JobConfig) -> JobOutcome:
         return JobOutcome(1, f"rendezvous at {where} failed (a node is gone, or never came): {detail}")
     finally:
         sweep_descendants(grace_seconds=settings.grace_period)
+        if elastic is not None:
+            elastic.logs_specs.finish(_COPY_DRAIN_SECONDS)
         if settings.log_dir is None:
             shutil.rmtree(log_root, ignore_errors=True)
 
@@ -116,6 +121,7 @@ def silence_engine_logs() -> None:
 def _elastic_config(config: JobConfig, log_root: Path):
     from torch.distributed.launcher.api import LaunchConfig
 
+    from launcher.run.engine_tee import LauncherTee
     from launcher.run.failure.error_files import rank_error_files
 
     settings = config.settings
@@ -134,9 +140,15 @@ def _elastic_config(config: JobConfig, log_root: Path):
     # Where torchrun runs a job as standalone (c10d on localhost:0) its ranks get this host's name and a fresh
     # run id, and so do ours; a rendezvous of ours on a free port otherwise gives MASTER_ADDR=--master-addr.
     standalone = standalone_like(config)
+    filtered = bool(engine.duplicate_stdout_filters or engine.duplicate_stderr_filters)  # read the engine's tee
     own_free_port = endpoint.endswith(":0") and not standalone
-    # Our layout keeps the logs in a private folder of ours; a --logs-specs plugin gets --log-dir as torchrun gives it.
-    layout_dir = str(log_root) if engine.logs_specs == DEFAULT_LOGS_SPECS else settings.log_dir
+    # Our layout keeps the logs in a private folder of ours, its teed streams copied by us; a --logs-specs plugin
+    # gets --log-dir as torchrun gives it, and tees as torch does.
+    layout = dict(redirects=redirects, tee=tee, local_ranks_filter=set(engine.local_ranks_filter) or None)
+    if engine.logs_specs == DEFAULT_LOGS_SPECS:
+        logs_specs = LauncherTee(config, engine_tees=filtered, log_dir=str(log_root), **layout)
+    else:
+        logs_specs = rank_error_files(engine.logs_specs)(log_dir=settings.log_dir, **layout)
     return LaunchConfig(
         min_nodes=low,
         max_nodes=high,
@@ -149,9 +161,8 @@ def _elastic_config(config: JobConfig, log_root: Path):
         max_restarts=settings.max_restarts,
         monitor_interval=engine.monitor_interval,
         local_addr=engine.local_addr or (settings.master_addr if own_free_port else None),
-        logs_specs=rank_error_files(engine.logs_specs)(log_dir=layout_dir, redirects=redirects, tee=tee,
-                                                       local_ranks_filter=set(engine.local_ranks_filter) or None),
-        log_line_prefix_template=prefix_template(),
+        logs_specs=logs_specs,
+        log_line_prefix_template=os.environ.get(TEMPLATE_ENV) or None,
         event_log_handler=engine.event_log_handler,
         signals_to_handle=engine.signals_to_handle,
         duplicate_stdout_filters=list(engine.duplicate_stdout_filters) or None,
@@ -172,17 +183,12 @@ def _streams(config: JobConfig) -> tuple[dict, dict]:
 
 
 def _failed(exc, log_root: Path, exits: ExitTimes, logs) -> JobOutcome:
-    tails: dict[int, tuple[str, ...]] = {}
-
-    def tail(failure) -> tuple[str, ...]:
-        if failure.local_rank not in tails:
-            kept = logs.stderrs.get(failure.local_rank)  # where the layout put it; else the default layout's
-            log = Path(kept) if kept else _stderr_log(log_root, failure.local_rank)
-            tails[failure.local_rank] = tail_lines(log) if log is not None else ()
-        return tails[failure.local_rank]
-
-    rank, failure = first_failure(exc.failures, exits, tail)
-    account = failure_from_engine(rank, failure.exitcode, logs.error_file(failure.local_rank), tail(failure))
+    logs.finish(_COPY_DRAIN_SECONDS)  # the failed rank's last lines reach its log before its tail is read
+    rank, failure = first_failure(exc.failures, exits)
+    kept = logs.stderrs.get(failure.local_rank)  # where the layout put it; else the default layout's
+    log = Path(kept) if kept else _stderr_log(log_root, failure.local_rank)
+    tail = tail_lines(log) if log is not None else ()
+    account = failure_from_engine(rank, failure.exitcode, logs.error_file(failure.local_rank), tail)
     note = lost_peer_note(account.output_tail)
     message = account.summary() if note is None else f"{account.summary()}\n  {note}"
     return JobOutcome(exit_status(failure.exitcode), message, account)

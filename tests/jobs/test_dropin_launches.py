@@ -87,6 +87,18 @@ def test_redirects_keep_output_in_the_log_dir_only(launch: Launcher, tmp_path: P
 
 
 @pytest.mark.timeout(120)
+def test_duplicate_filters_keep_torchruns_own_tee_and_headers_in_the_filtered_file(launch: Launcher,
+                                                                                   tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    result = launch(["--nproc-per-node", "2", "--tee", "1", "--log-dir", str(logs),
+                     "--duplicate-stdout-filters", "f out", DUMP, "--say", "f"])
+    assert result.returncode == 0, result.stderr
+    assert sorted(result.stdout.splitlines()) == ["[default0]:f out 0", "[default1]:f out 1"]
+    filtered = next(logs.glob("*/*/attempt_0/filtered_stdout.log")).read_text()
+    assert sorted(filtered.splitlines()) == ["[default0]:f out 0", "[default1]:f out 1"]  # was a NUL-marked header
+
+
+@pytest.mark.timeout(120)
 def test_enable_each_rank_log_writes_each_ranks_streams_to_files(launch: Launcher, tmp_path: Path) -> None:
     logs = tmp_path / "each"
     result = launch(["--nproc-per-node", "2", "--enable_each_rank_log", str(logs), DUMP, "--say", "e"])

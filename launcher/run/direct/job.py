@@ -27,9 +27,9 @@ from launcher.run.failure.exit_times import ExitTimes
 from launcher.run.failure.first_failure import first_failure, lost_peer_note
 from launcher.run.failure.rank_failure import exit_status, failure_from_engine, tail_lines
 from launcher.run.leftovers import log_folder
-from launcher.run.rank_output import job_prefixes
 from launcher.run.rank_process import rank_command
-from launcher.run.reaper import become_subreaper, sweep_descendants
+from launcher.run.rank_stop import stop_ranks
+from launcher.run.reaper import become_subreaper, reaping_adopted, sweep_descendants
 from launcher.run.rendezvous.choice import master_addr, run_id
 from launcher.run.spawn import JobOutcome
 from launcher.signal_rules import forward_action, hurry_stop, set_stop_action, stop_outcome
@@ -75,14 +75,14 @@ def run_direct(config: JobConfig) -> JobOutcome:
         except PortBusyError as exc:
             return JobOutcome(1, str(exc))
         logs = RankLogs(config, log_root, run_id(config))
-        with job_prefixes(config):
+        with reaping_adopted():
             outcome = _run(config, ranks, logs, listener)
-            sweep_descendants(grace_seconds=settings.grace_period)
-            logs.finish(_COPY_DRAIN_SECONDS)
+        sweep_descendants(grace_seconds=settings.grace_period)
+        logs.finish(_COPY_DRAIN_SECONDS)
         return _failed(config, ranks, logs) if outcome is None else outcome
     except BaseException:
         set_stop_action(hurry_stop)
-        ranks.stop(signal.SIGKILL, 0)
+        ranks.kill()
         sweep_descendants(grace_seconds=settings.grace_period)
         raise
     finally:
@@ -121,7 +121,8 @@ def _run(config: JobConfig, ranks: Ranks, logs: RankLogs, listener: socket.socke
     finally:
         set_stop_action(hurry_stop)
         listener.close()
-    ranks.stop(death_sig, settings.grace_period)
+    by_rank = {config.global_rank(local_rank): process for local_rank, process in ranks.processes.items()}
+    stop_ranks(by_rank, death_sig, settings.grace_period, wait=ranks.wait_exits)
     return outcome
 
 
@@ -156,20 +157,14 @@ def _one_failed(ranks: Ranks, timeout: float | None) -> bool:
 def _failed(config: JobConfig, ranks: Ranks, logs: RankLogs) -> JobOutcome:
     """The first failure's account, as the engine path gives it (launcher/run/failure/): among the ranks that
     ended with a non-zero status (those the teardown stopped included, as torch elastic counts them), the first
-    to exit that did not merely lose a peer."""
-    tails: dict[int, tuple[str, ...]] = {}
-
-    def tail(failure: _Failed) -> tuple[str, ...]:
-        if failure.local_rank not in tails:
-            tails[failure.local_rank] = tail_lines(logs.ranks[failure.local_rank].stderr_log)
-        return tails[failure.local_rank]
-
+    to exit."""
     exits = ExitTimes()
     exits.exited.update(ranks.exited)
     failures = {config.global_rank(local_rank): _Failed(local_rank, process.pid, process.returncode)
                 for local_rank, process in ranks.processes.items() if process.returncode}
-    rank, failure = first_failure(failures, exits, tail)
-    account = failure_from_engine(rank, failure.exitcode, logs.ranks[failure.local_rank].error_file, tail(failure))
+    rank, failure = first_failure(failures, exits)
+    streams = logs.ranks[failure.local_rank]
+    account = failure_from_engine(rank, failure.exitcode, streams.error_file, tail_lines(streams.stderr_log))
     note = lost_peer_note(account.output_tail)
     message = account.summary() if note is None else f"{account.summary()}\n  {note}"
     return JobOutcome(exit_status(failure.exitcode), message, account)

@@ -2,7 +2,8 @@
 
 `LOG_ROOT/<run id>_XXXXXXXX/attempt_0/<local rank>/{stdout.log, stderr.log, error.json}`, as torch's
 DefaultLogsSpecs makes it: a redirected stream goes to its file only; a teed one to its file and the
-terminal, each line under its prefix (launcher/run/rank_output.py); any other is inherited. Streams the
+terminal, each line under its prefix (launcher/run/rank_output.py), copied in chunks as it comes
+(launcher/run/output_copy.py); any other is inherited. Streams the
 user leaves alone are handled as on the engine path: stderr teed (kept for the failure summary), and
 stdout teed too with --log-dir. A rank left out by --local-ranks-filter writes its files only.
 """
@@ -10,16 +11,15 @@ stdout teed too with --log-dir. A rank left out by --local-ranks-filter writes i
 from __future__ import annotations
 
 import subprocess
-import sys
 import tempfile
-import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from string import Template
 from typing import IO
 
 from launcher.contract.job import JobConfig
-from launcher.run.rank_output import prefix_template, rank_streams
+from launcher.run.output_copy import OutputCopies
+from launcher.run.rank_output import rank_prefix, rank_streams
+from launcher.run.terminal_lines import RankLines, terminal
 
 __all__ = ["RankLogs", "RankStreams"]
 
@@ -28,13 +28,12 @@ _OUT, _ERR = 1, 2
 
 @dataclass
 class RankStreams:
-    """One rank's stdout and stderr for Popen, its error file, and the copies to make while it runs."""
+    """One rank's stdout and stderr for Popen, and its error file."""
 
     local_rank: int
     folder: Path
     stdout: int | IO[bytes] | None = None
     stderr: int | IO[bytes] | None = None
-    copies: list[threading.Thread] = field(default_factory=list)
 
     @property
     def error_file(self) -> str:
@@ -54,6 +53,7 @@ class RankLogs:
         run_folder = Path(tempfile.mkdtemp(prefix=f"{run_id}_", dir=log_root))
         self._attempt = run_folder / "attempt_0"
         self._opened: list[IO[bytes]] = []
+        self._copies = OutputCopies()
         self.ranks = [self._streams(local_rank, redirected, teed)
                       for local_rank, (redirected, teed) in enumerate(rank_streams(config))]
 
@@ -79,37 +79,18 @@ class RankLogs:
         return handle
 
     def start_copies(self, local_rank: int, process: subprocess.Popen) -> None:
-        """Copy a rank's piped streams to their files and the terminal, line by line, each under its header."""
-        streams = self.ranks[local_rank]
-        engine = self._config.settings.engine
-        header = Template(prefix_template()).safe_substitute(
-            role_name=engine.role, rank=self._config.global_rank(local_rank), local_rank=local_rank)
-        for pipe, name in ((process.stdout, "stdout"), (process.stderr, "stderr")):
+        """Copy a rank's piped streams to their files and the terminal, each line under its prefix."""
+        folder = self.ranks[local_rank].folder
+        for pipe, name, fd in ((process.stdout, "stdout", 1), (process.stderr, "stderr", 2)):
             if pipe is None:
                 continue
-            log = self._open(streams.folder / f"{name}.log")
-            thread = threading.Thread(target=_copy, args=(pipe, log, name, header), daemon=True,
-                                      name=f"accel-{name}-{local_rank}")
-            thread.start()
-            streams.copies.append(thread)
+            log = self._open(folder / f"{name}.log")
+            lines = RankLines(terminal(fd), rank_prefix(self._config, local_rank, fd))
+            what = f"rank {self._config.global_rank(local_rank)}'s log {log.name}"
+            self._copies.copy_pipe(pipe, log, lines, what, terminal(2))
 
     def finish(self, seconds: float) -> None:
         """Wait up to `seconds` for the copies to reach the end of their pipes, then close the files."""
-        for streams in self.ranks:
-            for thread in streams.copies:
-                thread.join(timeout=seconds)
+        self._copies.finish(seconds)
         for handle in self._opened:
             handle.close()
-
-
-def _copy(pipe: IO[bytes], log: IO[bytes], name: str, header: str) -> None:
-    """Every line of `pipe` to `log` as it is, and to this launcher's stdout or stderr under `header`."""
-    with pipe:
-        for line in iter(pipe.readline, b""):
-            log.write(line)
-            terminal = getattr(sys, name)  # read per line: the prefix writer is installed around the job
-            try:
-                terminal.write(header + line.decode("utf-8", errors="replace"))
-                terminal.flush()
-            except (OSError, ValueError):  # a terminal gone: the file keeps the output
-                pass

@@ -1,9 +1,8 @@
-"""The ranks of a direct launch as processes: started at once, watched for their exits, stopped together.
+"""The ranks of a direct launch as processes: started at once, watched for their exits.
 
 Each rank is a session of its own (as torch elastic starts them), so a stop reaches what the rank started
-too; a stop is the signal, then SIGKILL for whatever outlives the grace period (or at once when a further
-stop signal hurries it, launcher/signal_rules.py). Exits are seen through pidfds the moment they happen,
-so the first to exit is known to the millisecond.
+too (launcher/run/rank_stop.py stops them, as on the engine path). Exits are seen through pidfds the moment
+they happen, so the first to exit is known to the millisecond.
 """
 
 from __future__ import annotations
@@ -15,11 +14,7 @@ import subprocess
 import time
 from collections.abc import Mapping, Sequence
 
-from launcher.signal_rules import stop_hurried
-
 __all__ = ["Ranks"]
-
-_HURRY_CHECK_SECONDS = 0.05
 
 
 class Ranks:
@@ -70,20 +65,12 @@ class Ranks:
             reached += process.returncode is None
         return reached
 
-    def stop(self, signum: int, grace_seconds: float) -> None:
-        """`signum` to every running rank's session, SIGKILL to what is left after `grace_seconds`."""
-        self._to_sessions(signum)
-        deadline = time.monotonic() + grace_seconds
-        while self._pidfds and not stop_hurried() and time.monotonic() < deadline:
-            self.wait_exits(min(_HURRY_CHECK_SECONDS, max(0.0, deadline - time.monotonic())))
-        if self._pidfds:
-            self._to_sessions(signal.SIGKILL)
-            while self._pidfds:
-                self.wait_exits(None)
-
-    def _to_sessions(self, signum: int) -> None:
+    def kill(self) -> None:
+        """SIGKILL to every running rank's session, and wait for them (an end without a stop: an internal error)."""
         for process in self.running():
             try:
-                os.killpg(process.pid, signum)
+                os.killpg(process.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+        while self._pidfds:
+            self.wait_exits(None)

@@ -38,6 +38,9 @@ class KeepsErrorFiles:
         self.stderrs = {rank: path for rank, path in destinations.stderrs.items() if path}
         return dataclasses.replace(destinations, error_files=dict.fromkeys(destinations.error_files, os.devnull))
 
+    def finish(self, seconds: float) -> None:
+        """The ranks are gone: nothing of ours copies this layout's streams (launcher/run/engine_tee.py does)."""
+
     def error_file(self, local_rank: int) -> str | None:
         """The error file the latest attempt's rank `local_rank` was given (None before any attempt)."""
         return self.error_files.get(local_rank)

@@ -12,7 +12,8 @@ import select
 import threading
 import time
 from collections.abc import Iterable
-from pathlib import Path
+
+from launcher.run.reaper import child_pids
 
 __all__ = ["ExitTimes"]
 
@@ -46,7 +47,7 @@ class ExitTimes:
         poller, fds, watched = select.poll(), {}, set()
         try:
             while not self._stop.is_set():
-                for pid in _children() - watched:
+                for pid in child_pids() - watched:
                     watched.add(pid)
                     try:
                         fd = os.pidfd_open(pid)
@@ -61,17 +62,3 @@ class ExitTimes:
             for fd in fds:
                 os.close(fd)
 
-
-def _children() -> set[int]:
-    """This process's direct children, from /proc (cheap: no scan of every process)."""
-    pids: set[int] = set()
-    try:
-        tasks = list(Path(f"/proc/{os.getpid()}/task").iterdir())
-    except OSError:
-        return pids
-    for task in tasks:
-        try:
-            pids.update(int(pid) for pid in (task / "children").read_text().split())
-        except (OSError, ValueError):
-            continue
-    return pids

@@ -1,9 +1,9 @@
-"""Which failed rank started the teardown: the first to exit, not a peer that failed because of it."""
+"""Which failed rank started the teardown: the first to exit, by time, never by what it wrote."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from launcher.run.failure.exit_times import ExitTimes
@@ -36,17 +36,17 @@ def lost_peer_note(stderr_tail: tuple[str, ...]) -> str | None:
     return f"it lost {where} first: a rank or a node there went away (lost node, or a failure there)"
 
 
-def first_failure(failures: Mapping[int, Any], exits: ExitTimes,
-                  stderr_tail: Callable[[Any], tuple[str, ...]]) -> tuple[int, Any]:
-    """(rank, torch's ProcessFailure) of the failure that started the teardown.
+def first_failure(failures: Mapping[int, Any], exits: ExitTimes) -> tuple[int, Any]:
+    """(rank, torch's ProcessFailure) of the failure that started the teardown: the first to exit.
 
-    Failures are ordered by exit time when the exit of every failed process was seen, else by torch's
-    own timestamps (whole seconds) and rank; the first one that did not merely lose a peer is the cause.
+    Failures are ordered by the exit times the launcher saw when it saw every failed rank's exit; else by
+    torch's own timestamps (whole seconds), a rank that ended by itself before one ended by a signal (as the
+    teardown ends them) in the same second, then the lowest rank. What a rank wrote never decides it: its
+    own "Connection reset by peer" may be its own failure (lost_peer_note says what it lost).
     """
     by_pid = {failure.pid: rank for rank, failure in failures.items()}
     if by_pid.keys() <= exits.exited.keys():
-        ranks = sorted(failures, key=lambda r: exits.exited[failures[r].pid])
+        cause = min(failures, key=lambda r: exits.exited[failures[r].pid])
     else:
-        ranks = sorted(failures, key=lambda r: (failures[r].timestamp, r))
-    cause = next((r for r in ranks if not lost_a_peer(stderr_tail(failures[r]))), ranks[0])
+        cause = min(failures, key=lambda r: (failures[r].timestamp, failures[r].exitcode < 0, r))
     return cause, failures[cause]

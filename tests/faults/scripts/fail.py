@@ -1,5 +1,5 @@
-"""Rank FAIL_RANK writes a last line to stderr and exits FAIL_CODE; the other ranks wait to be stopped
-(ignoring SIGTERM when IGNORE_TERM=1, so that only the SIGKILL after the grace period ends them)."""
+"""Rank FAIL_RANK writes a last line to stderr (ending in FAIL_SAYS) and exits FAIL_CODE; the other ranks wait to
+be stopped (ignoring SIGTERM when IGNORE_TERM=1, so that only the SIGKILL after the grace period ends them)."""
 
 import os
 import sys
@@ -11,6 +11,7 @@ if os.environ.get("IGNORE_TERM") == "1":
 mark_started()
 if os.environ["RANK"] == os.environ.get("FAIL_RANK", "0"):
     wait_for_all_started()
-    print(f"rank {os.environ['RANK']}: failing on purpose", file=sys.stderr, flush=True)
+    says = os.environ.get("FAIL_SAYS")
+    print(f"rank {os.environ['RANK']}: failing on purpose" + (f": {says}" if says else ""), file=sys.stderr, flush=True)
     sys.exit(int(os.environ.get("FAIL_CODE", "3")))
 sleep_forever()

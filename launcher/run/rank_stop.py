@@ -1,0 +1,89 @@
+"""Stopping a node's ranks, the same on both launch paths (docs/RELIABILITY.md, "The shutdown window").
+
+The stop signal goes to each running rank's session (every rank leads one), SIGKILL to whatever outlives
+the shutdown window (`--grace-period`: torchrun's `--shutdown-timeout`, by default
+TORCH_ELASTIC_SHUTDOWN_TIMEOUT or 30 s), and one line names the ranks killed and after how long. A stop
+signal to the launcher meanwhile kills what is left at once and changes nothing else: the job's outcome
+stays what started the stop (a failed rank's status, the first signal, the timeout).
+
+A rank still starting gets SIGTERM in place of SIGINT: until the bootstrap has its handlers in place
+(launcher/rank/bootstrap.py), Python turns a SIGINT into a KeyboardInterrupt traceback, or "Fatal Python
+error: init_import_site" in its site imports, where SIGTERM ends it without a word. A rank counts as still
+starting while it runs the bootstrap and does not yet catch SIGTERM (/proc: its command line and SigCgt).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from launcher.run.terminal_lines import terminal
+from launcher.signal_rules import hurry_stop, signal_name, stop_action, stop_hurried
+
+__all__ = ["signal_for", "stop_ranks"]
+
+_HURRY_CHECK_SECONDS = 0.05
+_AFTER_KILL_SECONDS = 10.0  # a process in uninterruptible sleep is left to the sweep
+_BOOTSTRAP = b"launcher.rank.bootstrap"
+
+
+def stop_ranks(ranks: Mapping[int, subprocess.Popen], signum: int, window: float,
+               wait: Callable[[float], object] = time.sleep) -> list[int]:
+    """Stop the running ones of `ranks` (global rank -> process) with `signum`, SIGKILL after `window` seconds;
+    `wait(seconds)` waits for exits (at most that long); return the ranks that were killed."""
+    with stop_action(hurry_stop):
+        sent = time.monotonic()
+        for process in _running(ranks).values():
+            _to_session(process.pid, signal_for(process.pid, signum))
+        deadline = sent + window
+        while _running(ranks) and not stop_hurried() and time.monotonic() < deadline:
+            wait(min(_HURRY_CHECK_SECONDS, max(0.0, deadline - time.monotonic())))
+        left = _running(ranks)
+        for process in left.values():
+            _to_session(process.pid, signal.SIGKILL)
+        if left:
+            _say_killed(sorted(left), time.monotonic() - sent, signum, window)
+        give_up = time.monotonic() + _AFTER_KILL_SECONDS
+        while _running(ranks) and time.monotonic() < give_up:
+            wait(_HURRY_CHECK_SECONDS)
+    return sorted(left)
+
+
+def signal_for(pid: int, signum: int) -> int:
+    """The signal a rank gets for a stop by `signum`: SIGTERM in place of SIGINT while it is still starting."""
+    if signum != signal.SIGINT:
+        return signum
+    try:
+        starting = _BOOTSTRAP in Path(f"/proc/{pid}/cmdline").read_bytes() and not _catches_sigterm(pid)
+    except OSError:
+        return signum
+    return signal.SIGTERM if starting else signum
+
+
+def _catches_sigterm(pid: int) -> bool:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigCgt:"):
+            return bool(int(line.split()[1], 16) & (1 << (signal.SIGTERM - 1)))
+    return False
+
+
+def _running(ranks: Mapping[int, subprocess.Popen]) -> dict[int, subprocess.Popen]:
+    return {rank: process for rank, process in ranks.items() if process.poll() is None}
+
+
+def _to_session(pid: int, signum: int) -> None:
+    try:
+        os.killpg(pid, signum)
+    except ProcessLookupError:
+        pass
+
+
+def _say_killed(ranks: list[int], seconds: float, signum: int, window: float) -> None:
+    which = f"rank {ranks[0]} was" if len(ranks) == 1 else f"ranks {', '.join(map(str, ranks))} were"
+    why = ("a stop signal to the launcher cut the wait short" if stop_hurried() else
+           f"--grace-period or TORCH_ELASTIC_SHUTDOWN_TIMEOUT: {window:g} s")
+    terminal(2).note(f"{which} killed with SIGKILL {seconds:.1f} s after {signal_name(signum)} ({why})")
