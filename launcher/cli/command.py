@@ -21,6 +21,7 @@ from launcher.cli.peer_flags import REFUSED, both, peer_options
 from launcher.cli.report import WithReport
 from launcher.contract.job import Program
 from launcher.errors import FlagConflictError, LaunchError
+from launcher.escaped import escaped_lines
 from launcher.limits import NODES, PORTS, RANKS_PER_NODE
 from launcher.multinode.head.selection import HostFlags
 from launcher.prepare.job import PreparedJob, check_ports, prepare_job
@@ -148,7 +149,7 @@ def launch(ours: LaunchFlags, peers: PeerFlags, hosts: HostFlags, given: set[str
     except LaunchError as exc:
         _fail(str(exc))
     for note in job.notes:
-        click.echo(f"accel-launch: note: {note}", err=True)
+        click.echo(f"accel-launch: note: {escaped_lines(note)}", err=True)
     if dry_run:
         click.echo("accel-launch plan (dry run: nothing started)")
         rows = plan_rows(job.config, job.detected_by)
@@ -163,7 +164,7 @@ def launch(ours: LaunchFlags, peers: PeerFlags, hosts: HostFlags, given: set[str
 
         status, message = supervise(commands, job.config.settings.grace_period)
         if message:
-            click.echo(f"accel-launch: {message}", err=True)
+            click.echo(f"accel-launch: {escaped_lines(message)}", err=True)
         sys.exit(status)
     _run(job, stop_on_stdin_eof=False)
 
@@ -218,7 +219,7 @@ def _run(job: PreparedJob, stop_on_stdin_eof: bool) -> None:
         stop_when_stdin_closes()
     outcome = run_job(config)
     if outcome.message:
-        click.echo(f"accel-launch: {outcome.message}", err=True)
+        click.echo(f"accel-launch: {escaped_lines(outcome.message)}", err=True)
     _exit_now(outcome.status)
 
 

@@ -1,7 +1,7 @@
 """How the console scripts end on an error: one line on stderr, whatever the user typed, and a status.
 
 Every `PROG: error: ...` line goes through `fail`, which shows user text with its control characters
-escaped (`launcher.cli.escaped`: a newline in a file name is `\\n`, never a second line), and every click
+escaped (`launcher.escaped`: a newline in a file name is `\\n`, never a second line), and every click
 usage error of `accel-launch` and `accel-report` becomes such a line through `OneLineCommand`.
 """
 
@@ -12,7 +12,7 @@ from typing import NoReturn
 
 import click
 
-from launcher.cli.escaped import one_line
+from launcher.escaped import one_line
 from launcher.cli.std_streams import lost_output
 
 __all__ = ["OneLineCommand", "fail", "fail_if_output_lost", "USAGE_STATUS", "WRITE_ERROR_STATUS"]

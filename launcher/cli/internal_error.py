@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import Callable
 
-from launcher.cli.escaped import one_line
+from launcher.escaped import one_line
 from launcher.signal_rules import clean_up
 
 __all__ = ["run_catching_bugs", "INTERNAL_ERROR_STATUS"]
