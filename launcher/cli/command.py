@@ -172,12 +172,15 @@ def launch(ours: LaunchFlags, peers: PeerFlags, hosts: HostFlags, given: set[str
 def run_node_job() -> None:
     """A node launcher that a hostfile launch's head started: the job comes as data
     (launcher.prepare.node_job), and this node only places it on itself."""
-    from launcher.contract.names import STOP_ON_STDIN_EOF
+    from launcher.contract.names import HEAD_VARS, STOP_ON_STDIN_EOF
     from launcher.prepare.job import place_node_job
     from launcher.prepare.node_job import read_node_job
 
     try:
-        job = place_node_job(read_node_job(os.environ), dict(os.environ), working_directory())
+        node_job = read_node_job(os.environ)
+        for name in HEAD_VARS:  # read once; never passed on to the ranks
+            os.environ.pop(name, None)
+        job = place_node_job(node_job, dict(os.environ), working_directory())
     except LaunchError as exc:
         _fail(str(exc))
     _configure_logging(job.config.settings.verbose, job.config.settings.quiet)

@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from launcher.multinode.errors import RemoteEnvError
-from launcher.resolve.variable_names import NAME_RULE, is_variable_name
+from launcher.contract.names import HEAD_VARS, INTERNAL_VARS
+from launcher.resolve.variable_names import name_problem
 from launcher.safe_read import UnsafeFileError, read_user_text
 
 __all__ = ["ENV_FILE_NAME", "find_env_file", "parse_env_file_text", "remote_env"]
@@ -26,7 +27,7 @@ def remote_env(
     """The ordered name -> value mapping for the nodes; `cwd` / `home` default to the process's own."""
     env_file = find_env_file(Path.cwd() if cwd is None else cwd, Path.home() if home is None else home)
     env = {} if env_file is None else _read_env_file(env_file)
-    for name in [name for name in environ if name.startswith("ACCEL_")]:
+    for name in [name for name in environ if name.startswith("ACCEL_") and name not in (*INTERNAL_VARS, *HEAD_VARS)]:
         _check_name(name, f"environment variable {name!r}")
         env[name] = environ[name]
     for name in exports:
@@ -38,8 +39,9 @@ def remote_env(
 
 
 def _check_name(name: str, where: str) -> None:
-    if not is_variable_name(name):
-        raise RemoteEnvError(where, NAME_RULE)
+    problem = name_problem(name)
+    if problem is not None:
+        raise RemoteEnvError(where, problem.removeprefix("is "))
 
 
 def find_env_file(cwd: Path, home: Path) -> Path | None:

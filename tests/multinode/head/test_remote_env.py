@@ -72,3 +72,14 @@ def test_an_export_that_is_not_set_is_an_error(dirs) -> None:
 def test_an_accel_variable_with_a_bad_name_is_an_error(dirs) -> None:
     with pytest.raises(RemoteEnvError, match="'ACCEL_A-B'"):
         remote_env({"ACCEL_A-B": "1"}, (), *dirs)
+
+
+def test_the_launchers_internal_variables_are_never_sent_and_never_set_by_a_file_or_export(dirs) -> None:
+    cwd, home = dirs
+    environ = {"ACCEL_STORE_FD": "3", "ACCEL_LAUNCHER_PID": "1", "ACCEL_NODE_JOB": "{}", "ACCEL_ACCELERATOR": "cpu"}
+    assert remote_env(environ, (), cwd, home) == {"ACCEL_ACCELERATOR": "cpu"}
+    with pytest.raises(RemoteEnvError, match="^--export 'ACCEL_STORE_FD': the launcher's own internal variable"):
+        remote_env(environ, ["ACCEL_STORE_FD"], cwd, home)
+    (cwd / ".accel_env").write_text("ACCEL_NODE_JOB={}\n")
+    with pytest.raises(RemoteEnvError, match="accel_env:1: 'ACCEL_NODE_JOB': the launcher's own internal variable"):
+        remote_env({}, (), cwd, home)
