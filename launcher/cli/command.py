@@ -23,6 +23,7 @@ from launcher.contract.job import Program
 from launcher.errors import FlagConflictError, LaunchError
 from launcher.escaped import escaped_lines
 from launcher.limits import NODES, PORTS, RANKS_PER_NODE
+from launcher.resource_limits import address_space_problem, open_files_problem
 from launcher.multinode.head.selection import HostFlags
 from launcher.prepare.job import PreparedJob, check_ports, prepare_job
 from launcher.prepare.plan import format_plan, plan_rows
@@ -204,6 +205,10 @@ def _pack(kind: type[_Packed], flags: dict[str, Any], **known: Any) -> _Packed:
 def _run(job: PreparedJob, stop_on_stdin_eof: bool) -> None:
     """Start this node's ranks, say how the job ended, and exit with its status."""
     config = job.config
+    engine = engine_reason(config, os.environ) is not None
+    limit = open_files_problem(config.nproc_per_node) or (address_space_problem() if engine else None)
+    if limit is not None:
+        _fail(limit)
     logging.getLogger(__name__).info("plan:\n%s", format_plan(plan_rows(config, job.detected_by)))
     nodes = "" if config.nnodes == "1" else f" (node {config.node_rank} of {config.nnodes})"
     if not config.settings.quiet:
@@ -214,7 +219,7 @@ def _run(job: PreparedJob, stop_on_stdin_eof: bool) -> None:
         )
     from launcher.run.spawn import run_job, silence_engine_logs
 
-    if not config.settings.verbose and engine_reason(config, os.environ) is not None:
+    if not config.settings.verbose and engine:
         silence_engine_logs()
     if stop_on_stdin_eof:
         from launcher.multinode.node.stdin_watch import stop_when_stdin_closes
