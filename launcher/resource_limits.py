@@ -38,7 +38,8 @@ def open_files_problem(ranks: int = 0) -> str | None:
     needed = MIN_OPEN_FILES + OPEN_FILES_PER_RANK * ranks
     if soft == resource.RLIM_INFINITY or soft >= needed:
         return None
-    for_whom = f" for {ranks} rank(s) on this node ({MIN_OPEN_FILES}, and {OPEN_FILES_PER_RANK} per rank)" if ranks else ""
+    share = f"{MIN_OPEN_FILES}, and {OPEN_FILES_PER_RANK} per rank"
+    for_whom = f" for {ranks} rank(s) on this node ({share})" if ranks else ""
     return (f"the open-file limit (ulimit -n) is {soft}; accel-launch needs at least {needed} open files{for_whom}: "
             "raise it, e.g. ulimit -n 1024")
 
