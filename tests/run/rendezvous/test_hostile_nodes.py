@@ -20,8 +20,8 @@ from launcher.run.rendezvous.backend_agreement import BackendMismatchError, Node
 from launcher.run.rendezvous.roll_call import RollCall
 
 # The agreement's keys in the store, as its first round names them (launcher/run/rendezvous/backend_agreement.py).
-ARRIVALS, CLAIM0, MISMATCH, COUNTED_IN, VERDICT, READ = ("accel/agreement/arrivals", *(
-    f"accel/agreement/0/{name}" for name in ("claim0", "mismatch", "in", "verdict", "read")))
+ARRIVALS, CLAIM0, MISMATCH, COUNTED_IN, VERDICT, READ, ALL_READ = ("accel/agreement/arrivals", *(
+    f"accel/agreement/0/{name}" for name in ("claim0", "mismatch", "in", "verdict", "read", "all_read")))
 HONEST = BackendClaim("inductor", "--compile-backend", "honest")
 WAIT = timedelta(seconds=10)
 FORGED = "accel-launch: error: forged"
@@ -85,7 +85,8 @@ def differing_node_1(raw: bytes, world_size: int) -> Callable[[TCPStore], None]:
         store.set(MISMATCH, raw)
         if store.add(COUNTED_IN, 1) == world_size:
             store.set(VERDICT, raw)
-        store.add(READ, 1)
+        if store.add(READ, 1) == world_size:
+            store.set(ALL_READ, b"1")
 
     return play
 
