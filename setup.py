@@ -24,6 +24,9 @@ setup(
             "numpy",
             # The DeepSpeed tests run the real engine on CPU (a pure-Python sdist: builds without torch).
             "deepspeed>=0.19,<0.20",
+            # The real-scripts corpus trains a tiny model, built from a config, with HF's Trainer.
+            "transformers>=5,<6",
+            "accelerate>=1.10,<2",
         ],
     },
     entry_points={

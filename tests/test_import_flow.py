@@ -75,7 +75,7 @@ def test_every_folder_imports_only_folders_below_it_in_the_flow() -> None:
     ("run.spawn", "prepare.job", False),
     ("multinode.head.commands", "multinode.node.identity", False),
     ("multinode.node.identity", "multinode.head.selection", False),
-    ("rank.backend", "resolve.backend", False),
+    ("rank.validate_backend", "resolve.backend", False),
     ("contract.job", "prepare.job", False),
     ("multinode.node.__main__", "cli.start", True),
     ("prepare.job", "run.rank_process", True),

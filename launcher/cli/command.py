@@ -7,33 +7,29 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import sys
 from dataclasses import fields
-from typing import TYPE_CHECKING, Any, TypeVar
+from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
 from launcher.cli.error_exit import fail
-from launcher.cli.flags import ETCD_BACKENDS, MPI_RUNNERS, LaunchFlags, PeerFlags, launch_options
+from launcher.cli.flags import MPI_RUNNERS, LaunchFlags, PeerFlags, launch_options
 from launcher.cli.numbers import Integer, Seconds
 from launcher.cli.peer_flags import REFUSED, both, peer_options
+from launcher.cli.pid_file import remove_pid_file, save_pid
 from launcher.cli.report import WithReport
 from launcher.contract.job import Program
-from launcher.errors import FlagConflictError, LaunchError
+from launcher.errors import LaunchError
 from launcher.escaped import escaped_lines
 from launcher.limits import NODES, PORTS, RANKS_PER_NODE
-from launcher.resource_limits import address_space_problem, open_files_problem
 from launcher.multinode.head.selection import HostFlags
 from launcher.prepare.job import PreparedJob, check_ports, prepare_job
 from launcher.prepare.plan import format_plan, plan_rows
 from launcher.prepare.validate import check_options, working_directory
+from launcher.resource_limits import address_space_problem, open_files_problem
 from launcher.run.direct.path_choice import engine_reason
-
-if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from launcher.multinode.head.runners import LaunchCommand
 
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")  # DeepSpeed's --log_level choices
 
@@ -50,16 +46,18 @@ _CONTEXT = {"allow_interspersed_args": False, "help_option_names": ["-h", "--hel
               help="torch.compile backend for every rank ('accelerator' = its default). Env: ACCEL_COMPILE_BACKEND.")
 @click.option("--accelerator", metavar="NAME", help="Use this accelerator instead of detecting one. Env: ACCEL_ACCELERATOR.")
 @click.option(*both("ds-config"), "ds_config", metavar="PATH", help="DeepSpeed-style JSON whose compile.backend is used.")
-@click.option(*both("nproc-per-node"), "nproc_per_node", default="1", show_default=True, metavar="N|auto",
-              help="Ranks on this node; 'auto' = one per device.")
+@click.option(*both("nproc-per-node"), "nproc_per_node", default="1", show_default=True,
+              metavar="N|auto|gpu|cpu|xpu", help="Ranks on this node; 'auto' = one per device (else per CPU), "
+              "'gpu'/'xpu' = that device's count, 'cpu' = the CPUs this process may use.")
 @click.option("--nnodes", default="1", show_default=True, metavar="N|MIN:MAX", help="Number of nodes.")
 @click.option(*both("node-rank"), "node_rank", type=Integer(0, NODES, index=True),
               help="This node's rank (default 0, or what Slurm / OpenMPI / pdsh say).")
 @click.option(*both("master-addr"), "master_addr", default="127.0.0.1", show_default=True,
-              help="Address of the node that hosts the store.")
+              help="Address of the node that hosts the store; a job torchrun runs standalone (one node without "
+              "--master-port or --rdzv-endpoint) gives its ranks this host's name instead, as torchrun does.")
 @click.option(*both("master-port"), "master_port", type=Integer(), help="Port of the store; default: a free port.")
-@click.option(*both("rdzv-backend"), "rdzv_backend", type=click.Choice(["c10d", "static", *ETCD_BACKENDS]), default="c10d",
-              show_default=True, help="torch elastic rendezvous backend.")
+@click.option(*both("rdzv-backend"), "rdzv_backend", default="c10d", show_default=True, metavar="NAME",
+              help="torch elastic rendezvous backend: c10d, static, or a handler of torch's torchrun.handlers.")
 @click.option(*both("rdzv-endpoint"), "rdzv_endpoint", default="", metavar="HOST:PORT",
               help="Rendezvous endpoint for multi-node jobs.")
 @click.option(*both("rdzv-id"), "rdzv_id", default="", metavar="ID", help="Job id shared by all nodes.")
@@ -139,25 +137,26 @@ def launch(ours: LaunchFlags, peers: PeerFlags, hosts: HostFlags, given: set[str
 
             commands = hostfile_commands(hosts, job.config, dict(os.environ), cwd)
             if not dry_run:
-                from launcher.multinode.head.supervise import make_room_for
+                from launcher.multinode.head.supervise import check_runner_found, make_room_for
 
-                _check_runner_found(commands, hosts.runner)
+                check_runner_found(commands, hosts.runner)
                 make_room_for(commands)
         else:
             commands = None
             if not dry_run:
                 check_ports(job.config)
+        pid_file = save_pid() if peers.save_pid and not dry_run else None
     except LaunchError as exc:
-        _fail(str(exc))
+        fail("accel-launch", str(exc))
     for note in job.notes:
         click.echo(f"accel-launch: note: {escaped_lines(note)}", err=True)
     if dry_run:
         click.echo("accel-launch plan (dry run: nothing started)")
-        rows = plan_rows(job.config, job.detected_by)
+        rows = plan_rows(job.config, job.detected_by, job.env_file)
         if commands is not None:
-            from launcher.multinode.head.commands import describe_commands
+            from launcher.multinode.head.commands import describe_commands, sent_env
 
-            rows = [*rows[:3], *describe_commands(commands)]
+            rows = [*rows[:4], *describe_commands(commands, list(sent_env(hosts, job.config, dict(os.environ), cwd)))]
         click.echo(format_plan(rows))
         return
     if commands is not None:
@@ -166,8 +165,9 @@ def launch(ours: LaunchFlags, peers: PeerFlags, hosts: HostFlags, given: set[str
         status, message = supervise(commands, job.config.settings.grace_period)
         if message:
             click.echo(f"accel-launch: {escaped_lines(message)}", err=True)
+        remove_pid_file(pid_file)
         sys.exit(status)
-    _run(job, stop_on_stdin_eof=False)
+    _run(job, stop_on_stdin_eof=False, pid_file=pid_file)
 
 
 def run_node_job() -> None:
@@ -183,18 +183,9 @@ def run_node_job() -> None:
             os.environ.pop(name, None)
         job = place_node_job(node_job, dict(os.environ), working_directory())
     except LaunchError as exc:
-        _fail(str(exc))
+        fail("accel-launch", str(exc))
     _configure_logging(job.config.settings.verbose, job.config.settings.quiet)
     _run(job, stop_on_stdin_eof=STOP_ON_STDIN_EOF in sys.argv[1:])
-
-
-def _check_runner_found(commands: Sequence[LaunchCommand], runner: str) -> None:
-    """Each local process a hostfile launch starts (ssh, pdsh, mpirun, srun) is a program on its PATH."""
-    for command in commands:
-        path = os.pathsep.join(os.get_exec_path({**os.environ, **command.env}))
-        if shutil.which(command.argv[0], path=path) is None:
-            raise FlagConflictError(f"--launcher {runner}", f"{command.argv[0]!r} is not a program on PATH "
-                                    f"({path or 'empty'}); install it, or set PATH to include it")
 
 
 def _pack(kind: type[_Packed], flags: dict[str, Any], **known: Any) -> _Packed:
@@ -202,14 +193,15 @@ def _pack(kind: type[_Packed], flags: dict[str, Any], **known: Any) -> _Packed:
     return kind(**known, **{item.name: flags.pop(item.name) for item in fields(kind) if item.name not in known})
 
 
-def _run(job: PreparedJob, stop_on_stdin_eof: bool) -> None:
-    """Start this node's ranks, say how the job ended, and exit with its status."""
+def _run(job: PreparedJob, stop_on_stdin_eof: bool, pid_file: Path | None = None) -> None:
+    """Start this node's ranks, say how the job ended, and exit with its status (`pid_file` removed first)."""
     config = job.config
     engine = engine_reason(config, os.environ) is not None
     limit = open_files_problem(config.nproc_per_node) or (address_space_problem() if engine else None)
     if limit is not None:
-        _fail(limit)
-    logging.getLogger(__name__).info("plan:\n%s", format_plan(plan_rows(config, job.detected_by)))
+        remove_pid_file(pid_file)
+        fail("accel-launch", limit)
+    logging.getLogger(__name__).info("plan:\n%s", format_plan(plan_rows(config, job.detected_by, job.env_file)))
     nodes = "" if config.nnodes == "1" else f" (node {config.node_rank} of {config.nnodes})"
     if not config.settings.quiet:
         click.echo(
@@ -225,9 +217,16 @@ def _run(job: PreparedJob, stop_on_stdin_eof: bool) -> None:
         from launcher.multinode.node.stdin_watch import stop_when_stdin_closes
 
         stop_when_stdin_closes()
+    from launcher.run.failure.parent_error_file import ERROR_FILE_VAR, hand_on_root_cause
+
+    own_error_file = os.environ.get(ERROR_FILE_VAR)  # a parent's, for this launcher: read before the job starts
     outcome = run_job(config)
     if outcome.message:
         click.echo(f"accel-launch: {escaped_lines(outcome.message)}", err=True)
+    problem = hand_on_root_cause(own_error_file, outcome.status, outcome.message, outcome.failure)
+    if problem is not None:
+        click.echo(f"accel-launch: note: {escaped_lines(problem)}", err=True)
+    remove_pid_file(pid_file)
     _exit_now(outcome.status)
 
 
@@ -245,10 +244,6 @@ def _exit_now(status: int) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(status)
-
-
-def _fail(message: str) -> None:
-    fail("accel-launch", message)
 
 
 def _configure_logging(verbose: bool, quiet: bool = False) -> None:

@@ -2,7 +2,8 @@
 
 Every `PROG: error: ...` line goes through `fail`, which shows user text with its control characters
 escaped (`launcher.escaped`: a newline in a file name is `\\n`, never a second line), and every click
-usage error of `accel-launch` and `accel-report` becomes such a line through `OneLineCommand`.
+usage error of `accel-launch` and `accel-report` becomes such a line through `OneLineCommand`, whose parser
+takes long options by prefix.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from typing import NoReturn
 
 import click
 
-from launcher.escaped import one_line
+from launcher.cli.long_prefixes import PrefixParser
 from launcher.cli.std_streams import lost_output
+from launcher.escaped import one_line
 
 __all__ = ["OneLineCommand", "fail", "fail_if_output_lost", "USAGE_STATUS", "WRITE_ERROR_STATUS"]
 
@@ -37,7 +39,15 @@ def fail_if_output_lost(prog: str) -> None:
 
 class OneLineCommand(click.Command):
     """A command whose usage errors are one line, `PROG: error: ...`, with exit status 2, and whose output
-    (help, a plan, a report) lost on stdout is one line with exit status 1."""
+    (help, a plan, a report) lost on stdout is one line with exit status 1. Its long options may be given
+    by unambiguous prefix, as argparse takes them (launcher.cli.long_prefixes)."""
+
+    def make_parser(self, ctx: click.Context) -> PrefixParser:
+        """click's parser for this command's options, with long options taken by prefix."""
+        parser = PrefixParser(ctx)
+        for param in self.get_params(ctx):
+            param.add_to_parser(parser, ctx)
+        return parser
 
     def main(self, *args: object, standalone_mode: bool = True, **kwargs: object) -> object:
         """Run the command; a usage error is one line on stderr, never click's usage block."""

@@ -10,12 +10,15 @@ every launch, never a value silently dropped.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from difflib import get_close_matches
+from importlib.util import find_spec
 from typing import TypeVar
 
 from launcher.cli.peer_flags import REFUSED
 from launcher.errors import FlagConflictError, RefusedFlagError, UsageError
 from launcher.multinode.head.selection import HostFlags
 from launcher.contract.engine_options import EngineOptions, parse_ranks_filter
+from launcher.contract.entry_points import HANDLERS_GROUP, entry_point_names
 from launcher.contract.job import Program, RunSettings
 from launcher.contract.names import DEFAULT_MASTER_PORT
 from launcher.contract.rdzv_conf import parse_rdzv_conf
@@ -79,6 +82,7 @@ class PeerFlags:
     signals_to_handle: str
     shutdown_timeout: int | None
     virtual_local_rank: bool
+    logs_specs: str
     no_local_rank: bool
     no_ssh_check: bool
     no_ssh: bool
@@ -86,6 +90,7 @@ class PeerFlags:
     each_rank_log: str | None
     bind_cores_to_rank: bool
     bind_core_list: str | None
+    save_pid: bool
     refused: dict[str, object]
 
 
@@ -93,9 +98,7 @@ def launch_options(ours: LaunchFlags, peers: PeerFlags, hosts: HostFlags,
                    given: set[str]) -> tuple[LaunchOptions, bool]:
     """The LaunchOptions these flags ask for, and whether this is a hostfile launch through a runner."""
     _refuse(peers, hosts, given)
-    if ours.rdzv_backend in ETCD_BACKENDS:
-        raise RefusedFlagError(f"--rdzv-backend {ours.rdzv_backend}", "use c10d (the default), which needs "
-                               "no etcd server: --rdzv-endpoint HOST:PORT on every node")
+    _check_rdzv_backend(ours.rdzv_backend)
     grace_period = _alias(ours.grace_period, peers.shutdown_timeout, "grace_period" in given, "--shutdown-timeout",
                           "--grace-period")
     log_dir = _alias(ours.log_dir, peers.each_rank_log, "log_dir" in given, "--enable_each_rank_log", "--log-dir")
@@ -148,10 +151,32 @@ def _refuse(peers: PeerFlags, hosts: HostFlags, given: set[str]) -> None:
     if hosts.runner in MPI_RUNNERS:
         raise RefusedFlagError(f"--launcher {hosts.runner}", "use --launcher openmpi (one mpirun) or slurm (one "
                                "srun step), or start accel-launch under your own mpirun, one per node")
+    runner_flags = (("launcher_args", "--launcher_args"), ("comment", "--comment"), ("account", "--account"),
+                    ("venv_script", "--venv_script"))
     if hosts.hostfile is None:
-        for name, flag in (("runner", f"--launcher {hosts.runner}"), ("force_multi", "--force_multi")):
+        for name, flag in (("runner", f"--launcher {hosts.runner}"), ("force_multi", "--force_multi"), *runner_flags):
             if name in given:
                 raise RefusedFlagError(flag, "it needs --hostfile; without one the job runs on this node only")
+    elif peers.no_ssh:
+        for name, flag in runner_flags:
+            if name in given:
+                raise RefusedFlagError(flag, "--no_ssh starts no runner; start each node's launcher your own way")
+    else:
+        hosts.runner_options().check(hosts.runner)
+
+
+def _check_rdzv_backend(name: str) -> None:
+    """A handler of torch's rendezvous registry: its own four (etcd only with its client package installed) and
+    those of torch's `torchrun.handlers` entry points."""
+    if name in ETCD_BACKENDS and find_spec("etcd") is None:
+        raise RefusedFlagError(f"--rdzv-backend {name}", "it needs an etcd server and the python-etcd package, "
+                               "which is not installed; use c10d (the default): --rdzv-endpoint HOST:PORT on "
+                               "every node")
+    known = ("c10d", "static", *ETCD_BACKENDS, *entry_point_names(HANDLERS_GROUP))
+    if name not in known:
+        close = get_close_matches(name, known, n=1)
+        raise UsageError("--rdzv-backend", name, f"expected one of torch's rendezvous handlers: {', '.join(known)}"
+                         + (f"; did you mean {close[0]!r}?" if close else ""))
 
 
 def _alias(ours: _Value, peers: _Value | None, ours_given: bool, peer_flag: str, our_flag: str) -> _Value:
@@ -181,6 +206,7 @@ def _engine(peers: PeerFlags) -> EngineOptions:
         duplicate_stdout_filters=listed(peers.duplicate_stdout_filters),
         duplicate_stderr_filters=listed(peers.duplicate_stderr_filters),
         virtual_local_rank=peers.virtual_local_rank,
+        logs_specs=peers.logs_specs,
     )
 
 

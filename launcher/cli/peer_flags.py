@@ -16,8 +16,6 @@ __all__ = ["both", "peer_options", "REFUSED"]
 
 # Flags refused outright: parameter name -> (flag as typed, why, and what to use instead).
 REFUSED: dict[str, tuple[str, str]] = {
-    "logs_specs": ("--logs-specs", "accel-launch keeps its own log layout, which the failure summary reads; "
-                   "use --log-dir DIR (and --redirects / --tee)"),
     "numa_binding": ("--numa-binding", "not supported; pin ranks to cores with --bind_cores_to_rank "
                      "[--bind_core_list LIST]"),
     "autotuning": ("--autotuning", "the DeepSpeed autotuner runs only under the deepspeed launcher; "
@@ -26,13 +24,6 @@ REFUSED: dict[str, tuple[str, str]] = {
                          "HOST:PORT on every node"),
     "min_elastic_nodes": ("--min_elastic_nodes", "use --nnodes MIN:MAX with --rdzv-endpoint HOST:PORT"),
     "max_elastic_nodes": ("--max_elastic_nodes", "use --nnodes MIN:MAX with --rdzv-endpoint HOST:PORT"),
-    "launcher_args": ("--launcher_args", "runner options cannot be passed through; use --ssh-option / "
-                      "--ssh-port for ssh, or run srun / mpirun yourself around accel-launch"),
-    "save_pid": ("--save_pid", "not supported; the launcher's pid is $! in the shell that started it"),
-    "comment": ("--comment", "pass it to srun yourself: srun --comment TEXT accel-launch ..."),
-    "account": ("--account", "pass it to srun yourself: srun --account NAME accel-launch ..."),
-    "venv_script": ("--venv_script", "activate the environment in the nodes' login shell, or use "
-                    "--export / .accel_env for its variables"),
 }
 
 
@@ -73,7 +64,9 @@ _OPTIONS = [
                  help="torchrun's name for --grace-period."),
     click.option(*both("virtual-local-rank"), "virtual_local_rank", is_flag=True,
                  help="Every rank sees LOCAL_RANK=0 and one device."),
-    click.option(*both("logs-specs"), "logs_specs", hidden=True),
+    click.option(*both("logs-specs"), "logs_specs", default="default", show_default=True, metavar="NAME",
+                 help="A log layout of torch's torchrun.logs_specs entry points; other than default, the launch "
+                 "runs on torch elastic's agent."),
     click.option(*both("numa-binding"), "numa_binding", hidden=True),
     # DeepSpeed
     click.option(*both("no-local-rank"), "no_local_rank", is_flag=True,
@@ -89,8 +82,16 @@ _OPTIONS = [
                  help="Pin each local rank to its own share of the cores."),
     click.option(*both("bind-core-list"), "bind_core_list", metavar="LIST",
                  help="The cores to share out, e.g. 0-3,8 (implies --bind_cores_to_rank)."),
-    *(click.option(*both(name.replace("_", "-")), name, hidden=True, is_flag=name in ("elastic_training", "save_pid"))
-      for name in REFUSED if name not in ("logs_specs", "numa_binding")),
+    click.option(*both("launcher-args"), "launcher_args", default="", metavar="ARGS",
+                 help="More arguments for the runner (ssh, pdsh, mpirun, srun), as one quoted string."),
+    click.option("--comment", default="", metavar="TEXT", help="srun's --comment (with --launcher slurm)."),
+    click.option("--account", default="", metavar="NAME", help="srun's --account (with --launcher slurm)."),
+    click.option(*both("venv-script"), "venv_script", metavar="PATH",
+                 help="A script every node sources before its launcher starts (with --hostfile)."),
+    click.option(*both("save-pid"), "save_pid", is_flag=True,
+                 help="Write this launcher's pid to /tmp/<pid>.deepspeed while the job runs."),
+    *(click.option(*both(name.replace("_", "-")), name, hidden=True, is_flag=name == "elastic_training")
+      for name in REFUSED if name != "numa_binding"),
 ]
 
 

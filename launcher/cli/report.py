@@ -42,7 +42,7 @@ def report_rows(environ: dict[str, str], cwd: Path, compile_backend: str | None,
     job = resolve_job(options, environ, cwd, place=False)
     facts = job.accelerator
     try:
-        check_backend(job.config.backend, facts)
+        check_backend(job.config.backend, facts, cwd)
         refusal, would_use = None, job.config.backend.describe()
     except LaunchError as exc:
         refusal, would_use = str(exc), f"nothing: {job.config.backend.describe()} would be refused"

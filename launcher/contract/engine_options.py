@@ -10,13 +10,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from launcher.contract.entry_points import LOGS_SPECS_GROUP, entry_point_names
 from launcher.contract.rdzv_conf import check_rdzv_conf
 from launcher.contract.seconds import check_seconds
 from launcher.contract.text import check_host, check_printable
 from launcher.errors import UsageError
 from launcher.limits import RANKS_PER_NODE, whole_number
 
-__all__ = ["EngineOptions", "parse_std", "parse_ranks_filter", "EVENT_LOG_HANDLERS", "MAX_MONITOR_SECONDS"]
+__all__ = ["EngineOptions", "parse_std", "parse_ranks_filter", "EVENT_LOG_HANDLERS", "MAX_MONITOR_SECONDS",
+           "DEFAULT_LOGS_SPECS"]
 
 # torch's Std.from_str: one digit 0-3 for every rank, or `local_rank:digit,...` per rank.
 _STD_VALUE = re.compile(r"[0-3]")
@@ -25,6 +27,8 @@ _KNOWN_SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2"
 # torch.distributed.elastic.events.handlers' registry, which nothing of ours adds to (a test compares them).
 EVENT_LOG_HANDLERS = ("null", "console", "dynamic_rendezvous")
 MAX_MONITOR_SECONDS = 3600
+# torch's own entry in `torchrun.logs_specs` (DefaultLogsSpecs): the log layout every launch has without the flag.
+DEFAULT_LOGS_SPECS = "default"
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,7 @@ class EngineOptions:
     duplicate_stdout_filters: tuple[str, ...] = ()
     duplicate_stderr_filters: tuple[str, ...] = ()
     virtual_local_rank: bool = False
+    logs_specs: str = DEFAULT_LOGS_SPECS
 
     def __post_init__(self) -> None:
         if not self.role.strip():
@@ -58,6 +63,10 @@ class EngineOptions:
                              f"expected one of torch elastic's handlers: {', '.join(EVENT_LOG_HANDLERS)}")
         parse_std("--redirects", self.redirects)
         parse_std("--tee", self.tee)
+        known_specs = entry_point_names(LOGS_SPECS_GROUP)
+        if self.logs_specs != DEFAULT_LOGS_SPECS and self.logs_specs not in known_specs:
+            raise UsageError("--logs-specs", self.logs_specs, f"expected the name of one of torch's {LOGS_SPECS_GROUP} "
+                             f"entry points: {', '.join(sorted({DEFAULT_LOGS_SPECS, *known_specs}))}")
         unknown = [name for name in self.signals_to_handle.split(",") if name.strip() not in _KNOWN_SIGNALS]
         if unknown:
             raise UsageError("--signals-to-handle", self.signals_to_handle,

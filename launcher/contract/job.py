@@ -13,6 +13,7 @@ import shlex
 import types
 import typing
 from dataclasses import dataclass, field, fields, is_dataclass
+from pathlib import Path
 
 from launcher.contract.backend import ResolvedBackend
 from launcher.contract.engine_options import EngineOptions
@@ -41,6 +42,11 @@ class Program:
     def __post_init__(self) -> None:
         if self.mode not in PROGRAM_MODES:
             raise ValueError(f"program mode must be one of {PROGRAM_MODES}, got {self.mode!r}")
+
+    def import_folder(self, cwd: Path) -> Path:
+        """Where the program's own imports look first, as python's sys.path[0]: the script's folder, else the
+        working directory (launcher.rank.bootstrap gives every rank the same)."""
+        return (cwd / self.target).parent if self.mode == "script" else cwd
 
     def describe(self) -> str:
         """The program as a user would type it after the launcher's options."""

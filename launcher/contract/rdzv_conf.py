@@ -1,9 +1,13 @@
-"""`--rdzv-conf key=value,...`: only the keys torch elastic's c10d and static rendezvous read, each value
-checked as torch would read it (and bounded, which torch does not), before any rank starts.
+"""`--rdzv-conf key=value,...`, handed to the rendezvous handler as torchrun hands it: every key, so that a
+handler registered through torch's `torchrun.handlers` entry points reads keys of its own. The values of
+the keys torch's c10d and static rendezvous read are checked as torch would read them (and bounded, which
+torch does not), before any rank starts; `timeout` only where the handler reads it (static, and the
+launcher's one-node store): c10d does not, and torchrun hands it on unread (`check_read_values`).
 
-torch ignores a key it does not know, so a typo (`join_timout=60`) would silently keep the default: here
-it is refused with the known keys. The keys the launcher sets itself (`rank`, from --node-rank, and the
-backend agreement's `accel_*`) cannot be overridden.
+torch ignores a key it does not know, so a typo (`join_timout=60`) would silently keep the default: a key
+that no handler known here reads is passed on all the same, with one note naming the closest known key
+(`unread_key_note`). The keys the launcher sets itself (`rank`, from --node-rank, and the backend
+agreement's `accel_*`) cannot be overridden.
 """
 
 from __future__ import annotations
@@ -14,7 +18,8 @@ from collections.abc import Callable, Mapping
 from launcher.contract.seconds import whole_seconds
 from launcher.errors import UsageError
 
-__all__ = ["parse_rdzv_conf", "check_rdzv_conf", "RDZV_CONF_KEYS"]
+__all__ = ["parse_rdzv_conf", "check_rdzv_conf", "check_read_values", "unread_key_note", "RDZV_CONF_KEYS",
+           "OWN_KEYS"]
 
 _FLAG = "--rdzv-conf"
 _TRUE_FALSE = ("1", "true", "t", "yes", "y", "0", "false", "f", "no", "n")  # torch's get_as_bool
@@ -53,6 +58,10 @@ RDZV_CONF_KEYS: dict[str, Callable[[str, str], None]] = {
     "is_host": _boolean,
     "store_type": _store_type,
 }
+# Keys only some handlers read, with those handlers: static's `timeout`, which the one-node store reads too.
+_READ_BY = {"timeout": ("static", "one-node")}
+# The backends whose handlers read only RDZV_CONF_KEYS (a handler of torch's `torchrun.handlers` reads its own).
+OWN_KEYS = ("c10d", "static")
 _SET_BY_US = {"rank": "it is --node-rank's"}
 _OURS_PREFIX = "accel_"
 
@@ -70,16 +79,32 @@ def parse_rdzv_conf(text: str) -> dict[str, str]:
 
 
 def check_rdzv_conf(conf: Mapping[str, str]) -> None:
-    """Raise UsageError for a key torch does not read, one the launcher sets, or a value torch cannot use."""
+    """Raise UsageError for a key the launcher sets, or a value torch's handlers cannot use (a key that only some
+    handlers read is checked by `check_read_values`, which knows the handler)."""
     for key, value in conf.items():
         if key in _SET_BY_US or key.startswith(_OURS_PREFIX):
             why = _SET_BY_US.get(key, "the launcher sets it")
             raise UsageError(_FLAG, f"{key}={value}", f"{key} cannot be given here: {why}")
-        check = RDZV_CONF_KEYS.get(key)
-        if check is None:
-            close = difflib.get_close_matches(key, RDZV_CONF_KEYS, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise UsageError(_FLAG, f"{key}={value}", f"unknown key (known: {', '.join(RDZV_CONF_KEYS)}){hint}")
         if not isinstance(value, str):
             raise UsageError(f"{_FLAG} {key}", value, "expected text")
-        check(key, value)
+        check = RDZV_CONF_KEYS.get(key)
+        if check is not None and key not in _READ_BY:
+            check(key, value)
+
+
+def check_read_values(conf: Mapping[str, str], backend: str) -> None:
+    """Raise UsageError for a value of a key that only some handlers read, where `backend`'s handler reads it."""
+    for key, readers in _READ_BY.items():
+        if key in conf and backend in readers:
+            RDZV_CONF_KEYS[key](key, conf[key])
+
+
+def unread_key_note(conf: Mapping[str, str]) -> str | None:
+    """One line about the keys torch's c10d and static rendezvous do not read (None when they read them all)."""
+    unread = [key for key in conf if key not in RDZV_CONF_KEYS]
+    if not unread:
+        return None
+    close = {key: difflib.get_close_matches(key, RDZV_CONF_KEYS, n=1) for key in unread}
+    hints = "".join(f"; did you mean {close[key][0]!r} for {key!r}?" for key in unread if close[key])
+    return (f"{_FLAG}: torch's c10d and static rendezvous read no {', '.join(map(repr, unread))} (they read "
+            f"{', '.join(RDZV_CONF_KEYS)}){hints}; passed on to the handler all the same, as torchrun does")

@@ -14,6 +14,7 @@ from pathlib import Path
 from accelerators import Accelerator, AcceleratorUnavailableError, UnknownAcceleratorError, accelerator_class
 from accelerators.registry import nproc_words
 from launcher.contract.job import JobConfig
+from launcher.contract.rdzv_conf import OWN_KEYS, check_read_values, unread_key_note
 from launcher.contract.names import ACCELERATOR_VAR, CPU_BINDING_VAR, DEFAULT_MASTER_PORT, NODE_HOSTS_VAR
 from launcher.errors import AcceleratorChoiceError, PortBusyError, UsageError
 from launcher.multinode.errors import NodeIdentityError
@@ -29,6 +30,7 @@ from launcher.resolve.envfile import default_env_file, read_env_file
 from launcher.resolve.node_check import check_backend
 from launcher.resolve.node_facts import AcceleratorFacts, accelerator_facts
 from launcher.run.rank_process import node_environment, physical_cores
+from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, rendezvous
 
 __all__ = ["PreparedJob", "prepare_job", "resolve_job", "place_node_job", "check_ports"]
 
@@ -54,7 +56,7 @@ def prepare_job(options: LaunchOptions, environ: dict[str, str], cwd: Path, plac
 
     `place=False`: the head of a hostfile launch, which starts no rank itself; each node places the job."""
     job = resolve_job(options, environ, cwd, place)
-    check_backend(job.config.backend, job.accelerator)
+    check_backend(job.config.backend, job.accelerator, options.program.import_folder(cwd))
     return job
 
 
@@ -66,9 +68,8 @@ def resolve_job(options: LaunchOptions, environ: dict[str, str], cwd: Path, plac
     job_environ = {**file_values, **environ}
     accelerator = _accelerator(job_environ, options.accelerator, _accelerator_source(options, environ, env_path))
     ds_ref = find_ds_config(options.ds_config, options.program.args)
-    backend = resolve_backend(
-        options.compile_backend, environ, file_values, ds_ref, lambda: accelerator.default_backend
-    )
+    backend = resolve_backend(options.compile_backend, environ, file_values, ds_ref,
+                              lambda: accelerator.default_backend, str(env_path))
     identity = node_identity(job_environ)
     node = identity.node if identity is not None else None
     devices_env = accelerator.device.visible_devices_env
@@ -89,6 +90,9 @@ def resolve_job(options: LaunchOptions, environ: dict[str, str], cwd: Path, plac
     )
     notes = () if node is not None or slots is None or devices_env else (
         f"{accelerator.name} has no devices to choose from: the device flags start {config.nproc_per_node} rank(s)",)
+    check_read_values(options.settings.engine.rdzv_conf, rendezvous(config)[0].removeprefix(AGREEMENT_PREFIX))
+    unread = unread_key_note(options.settings.engine.rdzv_conf) if options.settings.rdzv_backend in OWN_KEYS else None
+    notes += (unread,) if unread is not None else ()
     if place:
         config = _on_this_node(config, identity.host if identity is not None else None, slots, job_environ)
     return PreparedJob(config, accelerator, env_path, notes)
@@ -101,7 +105,7 @@ def place_node_job(job: JobConfig, environ: dict[str, str], cwd: Path) -> Prepar
     job_environ = {**job.job_env, **environ}
     accelerator = _accelerator(job_environ, job.accelerator_choice,
                                f"the accelerator the head chose ({job.accelerator_choice})")
-    check_backend(job.backend, accelerator)
+    check_backend(job.backend, accelerator, job.program.import_folder(cwd))
     identity = node_identity(job_environ)
     if identity is None or identity.node is None:
         raise NodeIdentityError(NODE_HOSTS_VAR, environ.get(NODE_HOSTS_VAR, ""), "a node launcher needs the node "

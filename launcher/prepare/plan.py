@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from pathlib import Path
 
 from launcher.contract.job import JobConfig
 from launcher.contract.names import TORCHRUN_VARS
@@ -12,18 +13,22 @@ from launcher.run.direct.path_choice import path_text
 from launcher.run.rank_process import rank_command
 from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, master_addr, rendezvous
 
-__all__ = ["plan_rows", "format_plan"]
+__all__ = ["plan_rows", "format_plan", "ENV_FILE_ROW"]
+
+ENV_FILE_ROW = ".env file"
 
 FREE_PORT = "<free port>"
 FROM_RENDEZVOUS = "<from rendezvous>"
 
 
-def plan_rows(config: JobConfig, detected_by: str) -> list[tuple[str, str]]:
-    """(label, value) rows: backend and source, accelerator, layout, per-rank environment, command."""
+def plan_rows(config: JobConfig, detected_by: str, env_file: Path | None = None) -> list[tuple[str, str]]:
+    """(label, value) rows: backend and source, accelerator, the env file read, layout, per-rank environment,
+    command."""
     low, high = config.node_range
     rows = [
         ("compile backend", config.backend.describe()),
         ("accelerator", f"{config.accelerator} ({detected_by})"),
+        (ENV_FILE_ROW, str(env_file) if env_file is not None else "(none)"),
         ("program", config.program.describe()),
         ("nodes", f"{config.nnodes} (this is node {config.node_rank})"),
         ("ranks per node", str(config.nproc_per_node)),

@@ -2,10 +2,12 @@
 
 Run as `python -P -m launcher.rank.bootstrap {script,module,exec} TARGET [ARGS...]` (`-P`: the working
 directory is not searched first, so a user's own `launcher` or `accelerators` cannot stand in for ours).
-Before any user code it ties the rank's life to the launcher's, validates the resolved compile backend
-through `set_compile_backend` (launcher.rank.backend), arranges for torch (and DeepSpeed, where it is
-installed) to use it when the user's code imports them, and then runs the user's program with the
-sys.path that `python script.py` or `python -m module` would give it.
+Before any user code it ties the rank's life to the launcher's, puts the program's folder first on sys.path
+(so an import-path backend beside the script is found as the script would import it), validates the resolved
+compile backend through `set_compile_backend` (launcher.rank.validate_backend), arranges for torch (and
+DeepSpeed, transformers, where installed) to use it when the user's code imports them, and then runs the user's
+program as `python script.py` or `python -m module` would: the same sys.path, and a traceback that starts at
+the program's own first frame.
 """
 
 from __future__ import annotations
@@ -16,15 +18,17 @@ import os
 import runpy
 import signal
 import sys
-from types import ModuleType
+from types import ModuleType, TracebackType
 
 from launcher.contract.names import LAUNCHER_PID_VAR, START_REFUSAL_PHRASE
 from launcher.prctl import PR_SET_PDEATHSIG, prctl
 from launcher.rank.after_import import after_import
-from launcher.rank.backend import install_backend, refuse
 from launcher.rank.cpu_binding import apply_cpu_binding
 from launcher.rank.deepspeed_bridge import bridge_deepspeed
+from launcher.rank.hf_bridge import bridge_transformers
+from launcher.rank.refusal import refuse
 from launcher.rank.store_host import host_store_when_imported
+from launcher.rank.validate_backend import install_backend
 
 __all__ = ["main"]
 
@@ -42,13 +46,19 @@ def main(argv: list[str] | None = None) -> None:
     except ValueError as exc:  # the launcher checked it; a value changed since, or another node's cores
         refuse(str(exc), START_REFUSAL_PHRASE)
     try:
+        folder = _program_folder(mode, target)
+        if folder is not None:
+            sys.path.insert(0, folder)
         accelerator = install_backend()
         bridge_deepspeed(accelerator)
+        bridge_transformers(accelerator)
         # torch and dynamo live as long as the rank: once imported, take their millions of objects out of the
         # collector's sight, so neither the user's collections nor the exit walk them (an exit took 1.7 s
         # instead of 0.25 s here, and a failed rank's exit delays the whole job's teardown).
         after_import("torch", _freeze)
         after_import("torch._dynamo", _freeze)
+        if folder is not None:
+            _forget_shadowed_packages(folder)
         _run(mode, target, args)
     except KeyboardInterrupt:
         # The launcher forwards Ctrl-C to every rank: end as SIGINT would, without a traceback per rank.
@@ -61,6 +71,13 @@ def _freeze(_module: ModuleType) -> None:
     gc.freeze()
 
 
+def _program_folder(mode: str, target: str) -> str | None:
+    """sys.path[0] as python gives it: the script's folder, the working directory for `-m`; none for exec."""
+    if mode == "exec":
+        return None
+    return os.getcwd() if mode == "module" else os.path.dirname(os.path.abspath(target))
+
+
 def _run(mode: str, target: str, args: list[str]) -> None:
     if mode == "exec":
         try:
@@ -68,19 +85,31 @@ def _run(mode: str, target: str, args: list[str]) -> None:
         except OSError as exc:
             refuse(f"cannot run {target!r} (--no-python): {exc.strerror or exc}", START_REFUSAL_PHRASE)
     sys.argv = [target, *args]
-    if mode == "module":
-        _put_first_on_path(os.getcwd())
-        runpy.run_module(target, run_name="__main__", alter_sys=True)
-        return
-    script = os.path.abspath(target)
-    _put_first_on_path(os.path.dirname(script))
-    runpy.run_path(script, run_name="__main__")
+    try:
+        if mode == "module":
+            runpy.run_module(target, run_name="__main__", alter_sys=True)
+        else:
+            runpy.run_path(os.path.abspath(target), run_name="__main__")
+    except (SystemExit, KeyboardInterrupt):
+        raise
+    except BaseException as exc:
+        # As python reports an uncaught exception: the traceback from the program's first frame, status 1.
+        frames = _program_frames(exc.__traceback__)
+        sys.excepthook(type(exc), exc.with_traceback(frames), frames)
+        sys.exit(1)
 
 
-def _put_first_on_path(folder: str) -> None:
-    """sys.path[0] as python gives it to a script or module; where the user's folder holds a module named
-    like one of ours, forget ours, so the user's own imports get theirs (ours keep working in the hooks)."""
-    sys.path.insert(0, folder)
+def _program_frames(traceback: TracebackType | None) -> TracebackType | None:
+    """The traceback without its first frames of ours and of runpy (those before the program's first)."""
+    ours = {_run.__code__.co_filename, runpy.run_path.__code__.co_filename}
+    while traceback is not None and traceback.tb_next is not None and traceback.tb_frame.f_code.co_filename in ours:
+        traceback = traceback.tb_next
+    return traceback
+
+
+def _forget_shadowed_packages(folder: str) -> None:
+    """Where the user's folder holds a module named like one of ours, forget ours, so the user's own imports get
+    theirs (ours keep working in the hooks)."""
     for name in _OUR_PACKAGES:
         spec = importlib.machinery.PathFinder.find_spec(name, [folder])
         ours = sys.modules.get(name)
@@ -95,10 +124,18 @@ def _die_with_launcher() -> None:
     if not prctl(PR_SET_PDEATHSIG, signal.SIGTERM):
         return
     signal.signal(signal.SIGTERM, _terminate_process_group)
+    os.register_at_fork(after_in_child=_leave_sigterm_to_the_child)
     launcher_pid = os.environ.get(LAUNCHER_PID_VAR)
     if launcher_pid and os.getppid() != int(launcher_pid):
         # The launcher died before prctl took effect: no signal will come, so leave now.
         _terminate_process_group(signal.SIGTERM, None)
+
+
+def _leave_sigterm_to_the_child() -> None:
+    """A process the rank forks (a DataLoader worker, say) ends by SIGTERM as its own, never taking the rank's
+    group along; its own handler, if it set one since, stays."""
+    if signal.getsignal(signal.SIGTERM) is _terminate_process_group:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _terminate_process_group(signum: int, _frame: object) -> None:

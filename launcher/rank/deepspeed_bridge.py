@@ -1,10 +1,13 @@
 """DeepSpeed in a rank: its accelerator gets the resolved backend, and its config accepts our one key.
 
-Both happen on the user's own `import deepspeed`, through post-import hooks, and nothing of this runs
+Both happen on the user's own `import deepspeed`, through post-import hooks that only set values (nothing of
+ours imports or walks anything inside DeepSpeed's import, docs/ARCHITECTURE.md), and nothing of this runs
 where DeepSpeed is not installed:
-- when `deepspeed.accelerator` has been imported (always before `deepspeed.runtime.engine`, whose
-  `DeepSpeedEngine.compile` binds `get_accelerator().get_compile_backend()` as its default), DeepSpeed's
-  own `set_compile_backend()` is given the resolved backend; its refusal stops the rank like ours;
+- DeepSpeed's `get_accelerator()` is wrapped when `deepspeed.accelerator.real_accelerator` has been imported
+  (before anyone can call it, and so before `deepspeed.runtime.engine`, whose `DeepSpeedEngine.compile` binds
+  `get_accelerator().get_compile_backend()` as its default): the accelerator it first returns is given the
+  resolved backend. DeepSpeed's own validating `set_compile_backend()` runs at the engine's first `compile()`,
+  and its refusal stops the rank like ours;
 - DeepSpeed's `CompileConfig` forbids unknown keys, and has had no `backend` since 2024: the ranks'
   copy of it drops `compile.backend`, the key the launcher consumed, so ONE ds_config serves both.
   The user's file is never changed; every other key of `compile` reaches DeepSpeed as written.
@@ -12,13 +15,15 @@ where DeepSpeed is not installed:
 
 from __future__ import annotations
 
+import functools
+import sys
 from types import ModuleType
 from typing import Any
 
 from accelerators import Accelerator, is_import_path
 from accelerators.packages import package_installed
 from launcher.rank.after_import import after_import
-from launcher.rank.backend import refuse
+from launcher.rank.refusal import refuse
 
 __all__ = ["bridge_deepspeed", "CONSUMED_COMPILE_KEYS"]
 
@@ -27,19 +32,55 @@ CONSUMED_COMPILE_KEYS = ("backend",)
 
 
 def bridge_deepspeed(accelerator: Accelerator) -> None:
-    """Arrange both hooks when DeepSpeed is installed; import nothing of it."""
+    """Arrange the hooks when DeepSpeed is installed; import nothing of it."""
     if not package_installed("deepspeed"):
         return
     after_import("deepspeed.compile.config", _drop_consumed_keys)
-    after_import("deepspeed.accelerator", lambda module: _hand_backend(module, accelerator))
+    after_import("deepspeed.accelerator.real_accelerator", lambda module: _hand_backend(module, accelerator))
+    after_import("deepspeed.runtime.engine", lambda module: _validate_at_first_compile(module, accelerator))
 
 
 def _hand_backend(module: ModuleType, accelerator: Accelerator) -> None:
-    """Give DeepSpeed's accelerator the resolved backend through its own validating setter."""
+    """Wrap DeepSpeed's `get_accelerator()` so that the accelerator it first returns holds the resolved backend:
+    the value DeepSpeed's accelerators keep, where it has one (else through its validating setter)."""
+    original = module.get_accelerator
+    handed: list[bool] = []
+
+    @functools.wraps(original)
+    def get_accelerator() -> Any:
+        deepspeed_accelerator = original()
+        if not handed:
+            handed.append(True)
+            if hasattr(deepspeed_accelerator, "_compile_backend"):
+                deepspeed_accelerator._compile_backend = accelerator.get_compile_backend()
+            else:
+                _validate(deepspeed_accelerator, accelerator)
+        return deepspeed_accelerator
+
+    module.get_accelerator = get_accelerator
+
+
+def _validate_at_first_compile(module: ModuleType, accelerator: Accelerator) -> None:
+    """Wrap `DeepSpeedEngine.compile` so that its first call has DeepSpeed's accelerator validate the backend."""
+    engine = module.DeepSpeedEngine
+    original = engine.compile
+    validated: list[bool] = []
+
+    @functools.wraps(original)
+    def compile(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not validated:
+            validated.append(True)
+            _validate(sys.modules["deepspeed.accelerator.real_accelerator"].get_accelerator(), accelerator)
+        return original(self, *args, **kwargs)
+
+    engine.compile = compile
+
+
+def _validate(deepspeed_accelerator: Any, accelerator: Accelerator) -> None:
+    """DeepSpeed's own `set_compile_backend()` with the resolved backend; its refusal stops the rank."""
     backend = accelerator.get_compile_backend()
     if isinstance(backend, str) and is_import_path(backend):
         _register_import_path(backend, accelerator.resolved_compile_backend())
-    deepspeed_accelerator = module.get_accelerator()
     try:
         deepspeed_accelerator.set_compile_backend(backend)
     except ValueError as exc:

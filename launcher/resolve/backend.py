@@ -18,10 +18,12 @@ def resolve_backend(
     env_file: Mapping[str, str],
     ds_config: DsConfigRef | None,
     accelerator_default: Callable[[], str],
+    env_file_path: str = ".env",
 ) -> ResolvedBackend:
     """The first level that gives a value wins: flag, env var (process, then .env), ds_config, default.
 
-    `accelerator_default` is only called when the default is needed, so that resolution stays cheap.
+    `accelerator_default` is only called when the default is needed, so that resolution stays cheap. A value
+    from the env file names it (`env_file_path`) in its source: `ACCEL_COMPILE_BACKEND in /path/.env`.
     """
     if cli_value is not None and not cli_value.strip():
         raise UsageError("--compile-backend", cli_value, "give a backend name, or leave the flag out")
@@ -29,7 +31,8 @@ def resolve_backend(
     ds_value = read_compile_backend(ds_config) if ds_config is not None else None
     levels = (
         (cli_value, "--compile-backend"),
-        (_env_value(process_env, env_file), BACKEND_VAR),
+        (_set(process_env), BACKEND_VAR),
+        (_set(env_file), f"{BACKEND_VAR} in {env_file_path}"),
         (ds_value, f"ds_config {ds_config.path}" if ds_config is not None else ""),
     )
     for value, source in levels:
@@ -41,9 +44,7 @@ def resolve_backend(
     return ResolvedBackend(name=default, source=DEFAULT_SOURCE, requested=default)
 
 
-def _env_value(process_env: Mapping[str, str], env_file: Mapping[str, str]) -> str | None:
-    for environ in (process_env, env_file):
-        value = environ.get(BACKEND_VAR)
-        if value is not None and value.strip():
-            return value
-    return None
+def _set(environ: Mapping[str, str]) -> str | None:
+    """The backend variable of `environ`, unless absent or blank."""
+    value = environ.get(BACKEND_VAR)
+    return value if value is not None and value.strip() else None

@@ -1,13 +1,16 @@
 """The launcher's own check of the resolved backend, before any rank starts (docs/CONTRACT.md section 2).
 
 The judgement is `backend_refusal` (launcher.contract.backend), the one the ranks make too. Import paths
-are only looked up here (`find_spec`), not imported: importing is user code, and it runs in every rank,
-whose check stays authoritative.
+are only looked up here, not imported: importing is user code, and it runs in every rank, whose check stays
+authoritative. They are looked up as the program would import them: its own folder first (the script's, or the
+working directory for `-m`), then the launcher's path.
 """
 
 from __future__ import annotations
 
 import importlib.util
+from importlib.machinery import ModuleSpec, PathFinder
+from pathlib import Path
 
 from accelerators.import_path import ImportPathError, split_import_path
 from launcher.contract.backend import ResolvedBackend, backend_refusal
@@ -17,14 +20,16 @@ from launcher.resolve.node_facts import AcceleratorFacts
 __all__ = ["check_backend"]
 
 
-def check_backend(backend: ResolvedBackend, accelerator: AcceleratorFacts) -> None:
-    """Raise BackendRefusedError, worded with the backend's source, when `accelerator` cannot use it."""
-    reason = backend_refusal(backend, accelerator.name, accelerator.supported_backends, _import_path_problem)
+def check_backend(backend: ResolvedBackend, accelerator: AcceleratorFacts, folder: Path | None = None) -> None:
+    """Raise BackendRefusedError, worded with the backend's source, when `accelerator` cannot use it; an import
+    path is looked up in `folder` (the program's, see `Program.import_folder`) first."""
+    reason = backend_refusal(backend, accelerator.name, accelerator.supported_backends,
+                             lambda path: _import_path_problem(path, folder))
     if reason is not None:
         raise BackendRefusedError(reason) from None
 
 
-def _import_path_problem(path: str) -> str | None:
+def _import_path_problem(path: str, folder: Path | None) -> str | None:
     """Why `path` cannot name a callable, judged without importing its module; None when it may. A dotted path
     without ':' may name attributes of a shorter module ('pkg.mod.Class.method'): as in the rank, the longest
     prefix that is a module counts."""
@@ -34,7 +39,7 @@ def _import_path_problem(path: str) -> str | None:
         return exc.reason
     first_problem = None
     while True:
-        problem, missing = _module_problem(module)
+        problem, missing = _module_problem(module, folder)
         if problem is None:
             return None
         first_problem = first_problem or problem
@@ -44,11 +49,12 @@ def _import_path_problem(path: str) -> str | None:
         module = parent
 
 
-def _module_problem(module: str) -> tuple[str | None, bool]:
+def _module_problem(module: str, folder: Path | None) -> tuple[str | None, bool]:
     """Why `module` cannot be found, and whether it is simply missing (rather than raising); (None, False) when
     it exists."""
     try:
-        spec = importlib.util.find_spec(module)
+        spec = _in_folder(module, folder) if folder is not None else None
+        spec = spec or importlib.util.find_spec(module)
     except ModuleNotFoundError as exc:  # a parent that is a module, not a package
         return f"module {module!r} cannot be found (ModuleNotFoundError: {exc})", True
     except (ImportError, ValueError) as exc:
@@ -58,3 +64,16 @@ def _module_problem(module: str) -> tuple[str | None, bool]:
     if spec is None:
         return f"no module named {module!r}", True
     return None, False
+
+
+def _in_folder(module: str, folder: Path) -> ModuleSpec | None:
+    """`module`'s spec when its top-level package lies in `folder`, found without importing anything."""
+    top, *parts = module.split(".")
+    spec = PathFinder.find_spec(top, [str(folder)])
+    for part in parts:
+        if spec is None:
+            return None
+        if spec.submodule_search_locations is None:
+            raise ModuleNotFoundError(f"No module named {module!r}; {spec.name!r} is not a package")
+        spec = PathFinder.find_spec(f"{spec.name}.{part}", list(spec.submodule_search_locations))
+    return spec

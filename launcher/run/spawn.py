@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from launcher.contract.engine_options import DEFAULT_LOGS_SPECS
 from launcher.contract.job import JobConfig
 from launcher.contract.names import LAUNCHER_PID_VAR, TIMEOUT_STATUS
 from launcher.run.failure.exit_times import ExitTimes
@@ -115,7 +116,7 @@ def silence_engine_logs() -> None:
 def _elastic_config(config: JobConfig, log_root: Path):
     from torch.distributed.launcher.api import LaunchConfig
 
-    from launcher.run.failure.error_files import RankErrorFiles
+    from launcher.run.failure.error_files import rank_error_files
 
     settings = config.settings
     engine = settings.engine
@@ -134,6 +135,8 @@ def _elastic_config(config: JobConfig, log_root: Path):
     # run id, and so do ours; a rendezvous of ours on a free port otherwise gives MASTER_ADDR=--master-addr.
     standalone = standalone_like(config)
     own_free_port = endpoint.endswith(":0") and not standalone
+    # Our layout keeps the logs in a private folder of ours; a --logs-specs plugin gets --log-dir as torchrun gives it.
+    layout_dir = str(log_root) if engine.logs_specs == DEFAULT_LOGS_SPECS else settings.log_dir
     return LaunchConfig(
         min_nodes=low,
         max_nodes=high,
@@ -146,8 +149,8 @@ def _elastic_config(config: JobConfig, log_root: Path):
         max_restarts=settings.max_restarts,
         monitor_interval=engine.monitor_interval,
         local_addr=engine.local_addr or (settings.master_addr if own_free_port else None),
-        logs_specs=RankErrorFiles(log_dir=str(log_root), redirects=redirects, tee=tee,
-                                  local_ranks_filter=set(engine.local_ranks_filter) or None),
+        logs_specs=rank_error_files(engine.logs_specs)(log_dir=layout_dir, redirects=redirects, tee=tee,
+                                                       local_ranks_filter=set(engine.local_ranks_filter) or None),
         log_line_prefix_template=prefix_template(),
         event_log_handler=engine.event_log_handler,
         signals_to_handle=engine.signals_to_handle,
@@ -173,7 +176,8 @@ def _failed(exc, log_root: Path, exits: ExitTimes, logs) -> JobOutcome:
 
     def tail(failure) -> tuple[str, ...]:
         if failure.local_rank not in tails:
-            log = _stderr_log(log_root, failure.local_rank)
+            kept = logs.stderrs.get(failure.local_rank)  # where the layout put it; else the default layout's
+            log = Path(kept) if kept else _stderr_log(log_root, failure.local_rank)
             tails[failure.local_rank] = tail_lines(log) if log is not None else ()
         return tails[failure.local_rank]
 

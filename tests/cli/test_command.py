@@ -51,7 +51,7 @@ def test_everything_after_the_script_goes_to_it_untouched_even_our_own_flags(cli
     ([], "accel-launch: error: Missing argument 'SCRIPT'."),
     (["--nproc-per-node"], "accel-launch: error: Option '--nproc-per-node' requires an argument."),
     (["--bogus-flag", "x.py"], "accel-launch: error: No such option '--bogus-flag'."),
-    (["--rdzv-backend", "zookeeper", "x.py"], "accel-launch: error: Invalid value for '--rdzv-backend'"),
+    (["--rdzv-backend", "zookeeper", "x.py"], "accel-launch: error: invalid value for --rdzv-backend: 'zookeeper'"),
     (["-m", "--no-python", "x"], "accel-launch: error: -m/--module and --no-python cannot be used together"),
     (["--nnodes", "2:1", "x.py"], "accel-launch: error: invalid value for --nnodes: '2:1'"),
     (["--nnodes", "2", "--node-rank", "2", "--rdzv-endpoint", "h:1", "x.py"], "accel-launch: error: invalid value "

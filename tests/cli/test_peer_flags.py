@@ -61,18 +61,18 @@ def fake_cuda(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
 
 
 REFUSED = [
-    (["--logs-specs", "x"], "--logs-specs is not supported here: accel-launch keeps its own log layout"),
+    (["--logs-specs", "x"], "invalid value for --logs-specs: 'x' (expected the name of one of torch's"),
     (["--numa-binding", "node"], "--numa-binding is not supported here: not supported; pin ranks"),
     (["--autotuning", "tune"], "--autotuning is not supported here: the DeepSpeed autotuner"),
     (["--elastic_training"], "--elastic_training is not supported here: use torch elastic: --nnodes MIN:MAX"),
     (["--min_elastic_nodes", "1"], "--min_elastic_nodes is not supported here: use --nnodes MIN:MAX"),
     (["--max_elastic_nodes", "2"], "--max_elastic_nodes is not supported here: use --nnodes MIN:MAX"),
-    (["--launcher_args", "x"], "--launcher_args is not supported here: runner options cannot be passed"),
-    (["--save_pid"], "--save_pid is not supported here"),
-    (["--comment", "c"], "--comment is not supported here: pass it to srun yourself"),
-    (["--account", "a"], "--account is not supported here: pass it to srun yourself"),
-    (["--venv_script", "v.sh"], "--venv_script is not supported here"),
-    (["--rdzv-backend", "etcd"], "--rdzv-backend etcd is not supported here: use c10d (the default)"),
+    (["--launcher_args", "x"], "--launcher_args is not supported here: it needs --hostfile"),
+    (["--comment", "c"], "--comment is not supported here: it needs --hostfile"),
+    (["--account", "a"], "--account is not supported here: it needs --hostfile"),
+    (["--venv_script", "v.sh"], "--venv_script is not supported here: it needs --hostfile"),
+    (["--rdzv-backend", "etcd"], "--rdzv-backend etcd is not supported here: it needs an etcd server and the "
+                                 "python-etcd package, which is not installed; use c10d (the default)"),
     (["--rdzv_backend", "etcd-v2"], "--rdzv-backend etcd-v2 is not supported here"),
     (["--start-method", "fork"], "--start-method fork is not supported here: every rank is a fresh interpreter"),
     (["--start_method", "forkserver"], "--start-method forkserver is not supported here"),
@@ -150,9 +150,9 @@ def test_local_addr_with_a_hostfile_is_refused_in_one_line(script: str, tmp_path
 
 
 @pytest.mark.parametrize(("args", "expected"), [
-    (["--nproc-per-nod", "2"], "No such option '--nproc-per-nod'. (Did you mean one of: '--grace-period', "
-                               "'--nproc-per-node', '--nproc_per_node'?)"),
-    (["--standalon"], "No such option '--standalon'. Did you mean '--standalone'?"),
+    (["--nproc-per-nodes", "2"], "No such option '--nproc-per-nodes'. (Did you mean one of: '--nproc-per-node', "
+                                 "'--nproc_per_node', '--grace-period'?)"),
+    (["--standalonee"], "No such option '--standalonee'. Did you mean '--standalone'?"),
     (["--nnodes"], "Option '--nnodes' requires an argument."),
     (["--master-port", "x"], "Invalid value for '--master-port' / '--master_port': 'x' is not a valid integer "
                              "(digits 0-9 only)."),

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from launcher.cli.flags import LaunchFlags, PeerFlags, launch_options
+from launcher.cli.peer_flags import REFUSED
 from launcher.contract.backend import ResolvedBackend
 from launcher.contract.engine_options import EVENT_LOG_HANDLERS, EngineOptions, parse_std
 from launcher.contract.job import JobConfig, Program, RunSettings
@@ -77,15 +78,14 @@ def test_std_values_read_as_torchs_std_from_str() -> None:
 
 
 def test_shutdown_timeout_is_torchruns_name_for_the_grace_period() -> None:
-    refused = {name: None for name in ("logs_specs", "numa_binding", "autotuning", "min_elastic_nodes",
-                                       "max_elastic_nodes", "launcher_args", "comment", "account", "venv_script")}
-    refused.update(elastic_training=False, save_pid=False)
+    refused = {name: None for name in REFUSED}
+    refused.update(elastic_training=False)
     peers = PeerFlags(local_addr=None, each_rank_log=None, bind_core_list=None, start_method="spawn", run_path=False,
                       standalone=False, bind_cores_to_rank=False, no_ssh=False, no_ssh_check=False, no_local_rank=False,
                       force_multi=False, shutdown_timeout=9, rdzv_conf="", role="default", monitor_interval=0.1,
                       redirects="0", tee="0", local_ranks_filter="", event_log_handler="null",
                       signals_to_handle="SIGTERM", duplicate_stdout_filters="", duplicate_stderr_filters="",
-                      virtual_local_rank=False, refused=refused)
+                      virtual_local_rank=False, logs_specs="default", save_pid=False, refused=refused)
     ours = LaunchFlags(program=Program("script", "train.py"), compile_backend=None, accelerator=None, ds_config=None,
                        nproc_per_node="1", nnodes="1", node_rank=None, master_addr="127.0.0.1", master_port=None,
                        rdzv_backend="c10d", rdzv_endpoint="", rdzv_id="", rdzv_timeout=900, max_restarts=0,

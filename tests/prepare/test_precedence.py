@@ -30,7 +30,7 @@ def _setup(tmp_path: Path, flag: bool, env: bool, dotenv: bool, ds: bool) -> tup
         candidates.append((ENV, "ACCEL_COMPILE_BACKEND"))
     if dotenv:
         (tmp_path / ".env").write_text(f"ACCEL_COMPILE_BACKEND={DOTENV}\n")
-        candidates.append((DOTENV, "ACCEL_COMPILE_BACKEND"))
+        candidates.append((DOTENV, f"ACCEL_COMPILE_BACKEND in {tmp_path / '.env'}"))
     if ds:
         ds_path = tmp_path / "ds.json"
         ds_path.write_text(json.dumps({"compile": {"backend": DS}}))
@@ -69,8 +69,8 @@ def test_accelerator_at_any_level_selects_the_default_and_stops_the_search(
         (tmp_path / ".env").write_text("ACCEL_COMPILE_BACKEND=accelerator\n")
     result = cli(["--dry-run", *args, str(RECORD_RANK)], env=environ)
     assert result.status == 0, result.stderr
-    source = {"flag": "--compile-backend", "env": "ACCEL_COMPILE_BACKEND", "dotenv": "ACCEL_COMPILE_BACKEND",
-              "ds": f"ds_config {ds_path}"}[level]
+    source = {"flag": "--compile-backend", "env": "ACCEL_COMPILE_BACKEND",
+              "dotenv": f"ACCEL_COMPILE_BACKEND in {tmp_path / '.env'}", "ds": f"ds_config {ds_path}"}[level]
     assert result.row("compile backend") == f"{DEFAULT} (from {source}, via 'accelerator')"
     given = result.environment()
     assert (given["ACCEL_COMPILE_BACKEND"], given["ACCEL_COMPILE_BACKEND_SOURCE"]) == (DEFAULT, source)
@@ -83,7 +83,8 @@ def test_a_blank_env_var_counts_as_unset_and_the_env_file_gives_the_value(
     (tmp_path / ".env").write_text(f"ACCEL_COMPILE_BACKEND={ENV}\nFROM_ENV_FILE=yes\n")
     result = cli(["--dry-run", str(RECORD_RANK)], env={"ACCEL_COMPILE_BACKEND": process_value})
     assert result.status == 0, result.stderr
-    assert result.row("compile backend") == f"{ENV} (from ACCEL_COMPILE_BACKEND)"
+    assert result.row("compile backend") == f"{ENV} (from ACCEL_COMPILE_BACKEND in {tmp_path / '.env'})"
+    assert result.row(".env file") == str(tmp_path / ".env")
     given = result.environment()
     assert given["ACCEL_COMPILE_BACKEND"] == ENV
     assert given["FROM_ENV_FILE"] == "yes"
@@ -94,6 +95,7 @@ def test_a_blank_env_var_without_an_env_file_falls_through_to_the_ds_config(cli:
     ds_path.write_text(json.dumps({"compile": {"backend": DS}}))
     result = cli(["--dry-run", "--ds-config", str(ds_path), str(RECORD_RANK)], env={"ACCEL_COMPILE_BACKEND": " "})
     assert result.status == 0, result.stderr
+    assert result.row(".env file") == "(none)"
     assert result.row("compile backend") == f"{DS} (from ds_config {ds_path})"
 
 
@@ -114,7 +116,8 @@ def test_a_named_env_file_replaces_the_default_dot_env(cli: CliRunnerFn, tmp_pat
     (tmp_path / "job.env").write_text(f"ACCEL_COMPILE_BACKEND={ENV}\n")
     result = cli(["--dry-run", "--env-file", "job.env", str(RECORD_RANK)])
     assert result.status == 0, result.stderr
-    assert result.row("compile backend") == f"{ENV} (from ACCEL_COMPILE_BACKEND)"
+    assert result.row("compile backend") == f"{ENV} (from ACCEL_COMPILE_BACKEND in job.env)"
+    assert result.row(".env file") == "job.env"
     assert "FROM_DOT_ENV" not in result.environment()
 
 

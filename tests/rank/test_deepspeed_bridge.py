@@ -25,4 +25,5 @@ def test_with_deepspeed_the_bridge_watches_its_accelerator_and_compile_config(mo
     monkeypatch.setattr(deepspeed_bridge, "package_installed", lambda name: True)
     monkeypatch.setattr(deepspeed_bridge, "after_import", lambda name, callback: watched.append(name))
     deepspeed_bridge.bridge_deepspeed(CPUAccelerator())
-    assert sorted(watched) == ["deepspeed.accelerator", "deepspeed.compile.config"]
+    assert sorted(watched) == ["deepspeed.accelerator.real_accelerator", "deepspeed.compile.config",
+                              "deepspeed.runtime.engine"]

@@ -9,7 +9,7 @@ import pytest
 
 from launcher import publish
 from launcher.contract.names import REFUSAL_PHRASE, VALIDATION_STATUS
-from launcher.rank import backend
+from launcher.rank import refusal
 
 
 def test_the_refusal_is_one_json_record_in_the_engines_error_file(
@@ -20,7 +20,7 @@ def test_the_refusal_is_one_json_record_in_the_engines_error_file(
     monkeypatch.setenv("RANK", "3")
 
     with pytest.raises(SystemExit) as exited:
-        backend.refuse("'nope' (from --compile-backend)")
+        refusal.refuse("'nope' (from --compile-backend)")
 
     assert exited.value.code == VALIDATION_STATUS
     message = json.loads(error_file.read_text())["message"]
@@ -41,7 +41,7 @@ def test_a_rank_stopped_while_writing_leaves_no_truncated_error_file(
     monkeypatch.setattr(publish.os, "replace", stopped_before_the_rename)
 
     with pytest.raises(KeyboardInterrupt):
-        backend.refuse("'nope' (from --compile-backend)")
+        refusal.refuse("'nope' (from --compile-backend)")
 
     assert not error_file.exists()
     assert list(tmp_path.iterdir()) == []  # nor the temporary file

@@ -46,7 +46,7 @@ def expected(cli, process, file, ds, ref):
     levels = [
         (cli, "--compile-backend"),
         (process if process is not None and process.strip() else None, BACKEND_VAR),
-        (file if file is not None and file.strip() else None, BACKEND_VAR),
+        (file if file is not None and file.strip() else None, f"{BACKEND_VAR} in .env"),
         ((ds or {}).get("compile", {}).get("backend"), f"ds_config {ref.path}" if ref else ""),
     ]
     for value, source in levels:
@@ -69,7 +69,7 @@ def test_any_mix_of_levels_gives_the_first_set_level_with_its_source(cli, proces
 
     name, source, requested = expected(cli, process, file, ds, ref)
     assert (resolved.name, resolved.source, resolved.requested) == (name, source, requested)
-    assert (resolved.source in {"--compile-backend", BACKEND_VAR, DEFAULT_SOURCE}
+    assert (resolved.source in {"--compile-backend", BACKEND_VAR, f"{BACKEND_VAR} in .env", DEFAULT_SOURCE}
             or resolved.source.startswith("ds_config "))
     # The default is asked for only when it is the answer: the keyword, or no level set.
     assert bool(calls) == (resolved.name == DEFAULT and requested in {ACCELERATOR_KEYWORD, DEFAULT})
@@ -86,7 +86,7 @@ def test_accelerator_at_any_level_gives_the_default_and_stops_the_search(level, 
 
     resolved = resolve_backend(value["cli"], environ(value["process"]), environ(value["file"]), ref, lambda: DEFAULT)
 
-    sources = {"cli": "--compile-backend", "process": BACKEND_VAR, "file": BACKEND_VAR,
+    sources = {"cli": "--compile-backend", "process": BACKEND_VAR, "file": f"{BACKEND_VAR} in .env",
                "ds": f"ds_config {ref and ref.path}"}
     assert (resolved.name, resolved.source, resolved.requested) == (DEFAULT, sources[level], ACCELERATOR_KEYWORD)
 

@@ -31,8 +31,8 @@ def test_an_unsupported_backend_from_any_level_is_refused_in_one_line_naming_its
     else:
         ds_path.write_text(json.dumps({"compile": {"backend": "indcutor"}}))
         args = ["--ds-config", str(ds_path)]
-    source = {"flag": "--compile-backend", "env": "ACCEL_COMPILE_BACKEND", "dotenv": "ACCEL_COMPILE_BACKEND",
-              "ds": f"ds_config {ds_path}"}[level]
+    source = {"flag": "--compile-backend", "env": "ACCEL_COMPILE_BACKEND",
+              "dotenv": f"ACCEL_COMPILE_BACKEND in {tmp_path / '.env'}", "ds": f"ds_config {ds_path}"}[level]
     result = cli([*args, "--nproc-per-node", "2", str(RECORD_RANK)], env=environ)
     assert result.status == 2
     assert result.stdout == ""

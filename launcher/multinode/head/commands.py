@@ -22,7 +22,7 @@ from launcher.multinode.head.remote_env import remote_env
 from launcher.multinode.head.runners import LaunchCommand, openmpi_command, pdsh_command, slurm_command, ssh_commands
 from launcher.multinode.head.selection import HostFlags
 
-__all__ = ["hostfile_commands", "node_job", "node_launcher_argv", "describe_commands"]
+__all__ = ["hostfile_commands", "sent_env", "node_job", "node_launcher_argv", "describe_commands"]
 
 # Carried inside the job, so a value in the head's own environment must not reach the nodes beside it.
 _CARRIED = (BACKEND_VAR, BACKEND_SOURCE_VAR, ACCELERATOR_VAR, NODE_JOB_VAR)
@@ -32,19 +32,28 @@ def hostfile_commands(hosts: HostFlags, job: JobConfig, environ: Mapping[str, st
                       cwd: Path) -> tuple[LaunchCommand, ...]:
     """The runner processes that start `job` on every node of the hostfile that `hosts` selects."""
     nodes = hosts.selected_nodes()
-    sent = {name: value for name, value in remote_env(environ, hosts.exports, cwd, Path.home()).items()
-            if name not in _CARRIED}
-    env = {**sent, NODE_JOB_VAR: node_job(job, nodes).to_json()}
+    env = {**sent_env(hosts, job, environ, cwd), NODE_JOB_VAR: node_job(job, nodes).to_json()}
 
     def node_argv(node: NodeSpec | None) -> list[str]:
         # Each node finds its rank and devices in the node table the runner sends along (ACCEL_NODE_*);
         # over ssh (one connection per node) it stops its ranks when the head's ssh client goes away.
         return node_launcher_argv(stop_on_stdin_eof=node is not None)
 
+    extra = hosts.runner_options()
+    args, prefix = extra.extra_args(hosts.runner), extra.wrapper()
     if hosts.runner == "ssh":
-        return ssh_commands(nodes, node_argv, env, str(cwd), hosts.ssh_port, options=hosts.ssh_options)
-    builder = {"pdsh": pdsh_command, "openmpi": openmpi_command, "slurm": slurm_command}[hosts.runner]
-    return builder(nodes, node_argv, env, str(cwd))
+        return ssh_commands(nodes, node_argv, env, str(cwd), hosts.ssh_port, options=hosts.ssh_options,
+                            launcher_args=args, prefix=prefix)
+    if hosts.runner == "pdsh":
+        return pdsh_command(nodes, node_argv, env, str(cwd), launcher_args=args, prefix=prefix)
+    builder = {"openmpi": openmpi_command, "slurm": slurm_command}[hosts.runner]
+    return builder(nodes, lambda node: [*prefix, *node_argv(node)], env, str(cwd), launcher_args=args)
+
+
+def sent_env(hosts: HostFlags, job: JobConfig, environ: Mapping[str, str], cwd: Path) -> dict[str, str]:
+    """The variables every node gets besides the job itself (launcher.multinode.head.remote_env)."""
+    sent = remote_env(environ, hosts.exports, cwd, Path.home(), job.accelerator)
+    return {name: value for name, value in sent.items() if name not in _CARRIED}
 
 
 def node_job(job: JobConfig, nodes: Sequence[NodeSpec]) -> JobConfig:
@@ -59,9 +68,10 @@ def node_launcher_argv(stop_on_stdin_eof: bool) -> list[str]:
     return [sys.executable, "-m", "launcher.multinode.node", *([STOP_ON_STDIN_EOF] if stop_on_stdin_eof else [])]
 
 
-def describe_commands(commands: Sequence[LaunchCommand]) -> list[tuple[str, str]]:
-    """Plan rows: the exact command each runner process runs, and the environment it is given."""
-    rows = []
+def describe_commands(commands: Sequence[LaunchCommand], sent: Sequence[str]) -> list[tuple[str, str]]:
+    """Plan rows: the names of the variables `sent` to every node (not their values), the exact command each
+    runner process runs, and the environment it is given."""
+    rows = [("sent to nodes", ", ".join(sent) or "(nothing but the job)")]
     for index, command in enumerate(commands):
         label = f"node {index} command" if len(commands) > 1 else "runner command"
         rows.append((label, shlex.join(command.argv)))

@@ -1,5 +1,7 @@
-"""The environment sent to every node: `.accel_env` entries, then the ACCEL_* variables set here, then the
-variables named by `--export`; a later source wins for the same name.
+"""The environment sent to every node, a later source winning for the same name: what DeepSpeed's launcher
+sends (launcher.multinode.head.deepspeed_env: the head's NCCL*, PYTHON*, UCX*, MV2*, MLFLOW* variables, then
+`.deepspeed_env` from the home directory and the working directory), then `.accel_env` entries, then the
+ACCEL_* variables set here, then the variables named by `--export`.
 
 `.accel_env` works like DeepSpeed's `.deepspeed_env`: `NAME=value` lines (blank lines and `#` comments
 allowed; the value is taken verbatim, no quotes are removed), read from the working directory, else from
@@ -11,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from launcher.multinode.errors import RemoteEnvError
 from launcher.contract.names import HEAD_VARS, INTERNAL_VARS
+from launcher.multinode.errors import RemoteEnvError
+from launcher.multinode.head.deepspeed_env import deepspeed_env_files, parse_deepspeed_env, prefixed_variables
 from launcher.resolve.variable_names import name_problem
 from launcher.safe_read import UnsafeFileError, read_user_text
 
@@ -21,12 +24,17 @@ __all__ = ["ENV_FILE_NAME", "find_env_file", "parse_env_file_text", "remote_env"
 ENV_FILE_NAME = ".accel_env"
 
 
-def remote_env(
-    environ: Mapping[str, str], exports: Sequence[str] = (), cwd: Path | None = None, home: Path | None = None
-) -> dict[str, str]:
+def remote_env(environ: Mapping[str, str], exports: Sequence[str] = (), cwd: Path | None = None,
+               home: Path | None = None, accelerator: str | None = None) -> dict[str, str]:
     """The ordered name -> value mapping for the nodes; `cwd` / `home` default to the process's own."""
-    env_file = find_env_file(Path.cwd() if cwd is None else cwd, Path.home() if home is None else home)
-    env = {} if env_file is None else _read_env_file(env_file)
+    cwd, home = Path.cwd() if cwd is None else cwd, Path.home() if home is None else home
+    env = prefixed_variables(environ, accelerator)
+    for name in env:
+        _check_name(name, f"environment variable {name!r} (sent to the nodes, as DeepSpeed's launcher sends it)")
+    for path in deepspeed_env_files(environ, cwd, home):
+        env.update(parse_deepspeed_env(_read(path), str(path), RemoteEnvError))
+    env_file = find_env_file(cwd, home)
+    env.update({} if env_file is None else parse_env_file_text(_read(env_file), str(env_file)))
     for name in [name for name in environ if name.startswith("ACCEL_") and name not in (*INTERNAL_VARS, *HEAD_VARS)]:
         _check_name(name, f"environment variable {name!r}")
         env[name] = environ[name]
@@ -49,12 +57,11 @@ def find_env_file(cwd: Path, home: Path) -> Path | None:
     return next((path for path in (cwd / ENV_FILE_NAME, home / ENV_FILE_NAME) if path.is_file()), None)
 
 
-def _read_env_file(path: Path) -> dict[str, str]:
+def _read(path: Path) -> str:
     try:
-        text = read_user_text(str(path))
+        return read_user_text(str(path))
     except UnsafeFileError as exc:
         raise RemoteEnvError(str(path), str(exc)) from None
-    return parse_env_file_text(text, str(path))
 
 
 def parse_env_file_text(text: str, path: str = ENV_FILE_NAME) -> dict[str, str]:

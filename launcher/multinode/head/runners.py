@@ -53,26 +53,32 @@ def ssh_commands(
     port: int | None = None,
     identity_file: str | None = None,
     options: Sequence[str] = (),
+    launcher_args: Sequence[str] = (),
+    prefix: Sequence[str] = (),
 ) -> tuple[LaunchCommand, ...]:
-    """One `ssh HOST REMOTE` per node; `options` are extra `-o` values (`"ConnectTimeout=10"`)."""
+    """One `ssh HOST REMOTE` per node; `options` are extra `-o` values (`"ConnectTimeout=10"`), `launcher_args`
+    more ssh arguments, `prefix` a command the remote shell runs the node launcher under."""
     base = ["ssh", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=accept-new"]
     base += ["-p", str(port)] if port is not None else []
     base += ["-i", identity_file] if identity_file is not None else []
     base += [word for option in options for word in ("-o", option)]
+    base += launcher_args
     commands = []
     for rank, node in enumerate(nodes):
         node_env = {**env, **node_row_env(nodes, rank)}
-        remote = shell_command(cwd, node_env, node_argv(node))
+        remote = shell_command(cwd, node_env, node_argv(node), prefix)
         commands.append(LaunchCommand((*base, node.host, remote), host=node.host))
     return tuple(commands)
 
 
 def pdsh_command(
-    nodes: Sequence[NodeSpec], node_argv: NodeArgv, env: Mapping[str, str], cwd: str
+    nodes: Sequence[NodeSpec], node_argv: NodeArgv, env: Mapping[str, str], cwd: str,
+    launcher_args: Sequence[str] = (), prefix: Sequence[str] = (),
 ) -> tuple[LaunchCommand, ...]:
-    """One `pdsh` over ssh for all nodes; `-S` makes its exit status the worst node's."""
-    remote = pdsh_shell_command(cwd, {**env, **node_table_env(nodes)}, node_argv(None))
-    argv = ("pdsh", "-S", "-f", "1024", "-w", ",".join(node.host for node in nodes), remote)
+    """One `pdsh` over ssh for all nodes; `-S` makes its exit status the worst node's; `launcher_args` follow
+    `-w`, as DeepSpeed places them."""
+    remote = pdsh_shell_command(cwd, {**env, **node_table_env(nodes)}, node_argv(None), prefix)
+    argv = ("pdsh", "-S", "-f", "1024", "-w", ",".join(node.host for node in nodes), *launcher_args, remote)
     return (LaunchCommand(argv, {"PDSH_RCMD_TYPE": "ssh"}),)
 
 

@@ -15,6 +15,7 @@ from launcher.contract.hosts import HostSlots, NodeSpec
 from launcher.limits import TOTAL_RANKS
 from launcher.multinode.errors import SelectionError
 from launcher.multinode.head.hostfile import parse_hostfile
+from launcher.multinode.head.runner_options import RunnerOptions
 
 __all__ = ["HostFlags", "select_nodes"]
 
@@ -24,7 +25,7 @@ _HOSTS_SHOWN = 5
 
 @dataclass(frozen=True)
 class HostFlags:
-    """DeepSpeed's resource and runner flags as given (-1: not given)."""
+    """DeepSpeed's resource and runner flags as given (-1, "" or None: not given)."""
 
     hostfile: str | None = None
     include: str = ""
@@ -35,6 +36,14 @@ class HostFlags:
     exports: tuple[str, ...] = ()
     ssh_port: int | None = None
     ssh_options: tuple[str, ...] = ()
+    launcher_args: str = ""
+    comment: str = ""
+    account: str = ""
+    venv_script: str | None = None
+
+    def runner_options(self) -> RunnerOptions:
+        """DeepSpeed's pass-through flags for the runner (launcher.multinode.head.runner_options)."""
+        return RunnerOptions(self.launcher_args, self.comment, self.account, self.venv_script)
 
     def selected_nodes(self) -> tuple[NodeSpec, ...]:
         """The hostfile's nodes these flags select (a hostfile must be given)."""

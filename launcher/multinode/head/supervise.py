@@ -4,19 +4,30 @@ from __future__ import annotations
 
 import os
 import resource
+import shutil
 import subprocess
 import time
 from collections.abc import Sequence
 
+from launcher.errors import FlagConflictError
 from launcher.multinode.errors import OpenFilesError
 from launcher.multinode.head.runners import LaunchCommand
 from launcher.run.failure.rank_failure import exit_status
 from launcher.signal_rules import stop_action, stop_outcome
 
-__all__ = ["supervise", "make_room_for"]
+__all__ = ["supervise", "make_room_for", "check_runner_found"]
 
 _POLL_SECONDS = 0.05
 _SPARE_FILES = 64  # the launcher's own: its streams, a Popen's short-lived pipes, its modules
+
+
+def check_runner_found(commands: Sequence[LaunchCommand], runner: str) -> None:
+    """Each local process a hostfile launch starts (ssh, pdsh, mpirun, srun) is a program on its PATH."""
+    for command in commands:
+        path = os.pathsep.join(os.get_exec_path({**os.environ, **command.env}))
+        if shutil.which(command.argv[0], path=path) is None:
+            raise FlagConflictError(f"--launcher {runner}", f"{command.argv[0]!r} is not a program on PATH "
+                                    f"({path or 'empty'}); install it, or set PATH to include it")
 
 
 def make_room_for(commands: Sequence[LaunchCommand]) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from launcher.contract.engine_options import DEFAULT_LOGS_SPECS
 from launcher.contract.job import JobConfig
 from launcher.contract.names import LAUNCH_PATH_VAR
 from launcher.errors import UsageError
@@ -38,6 +39,7 @@ def engine_reason(config: JobConfig, environ: Mapping[str, str]) -> str | None:
         (engine.event_log_handler != "null", "--event-log-handler"),
         (bool(engine.duplicate_stdout_filters or engine.duplicate_stderr_filters), "--duplicate-*-filters"),
         (engine.virtual_local_rank, "--virtual-local-rank"),
+        (engine.logs_specs != DEFAULT_LOGS_SPECS, f"--logs-specs {engine.logs_specs} (a torch elastic log layout)"),
         (any(environ.get(name) for name in _ENGINE_SERVICES),
          f"{' or '.join(_ENGINE_SERVICES)} (the agent's own services)"),
     )

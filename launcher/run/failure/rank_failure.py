@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import signal
 import socket
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from launcher.contract.names import REFUSAL_PHRASE, START_REFUSAL_PHRASE, VALIDATION_STATUS
@@ -27,6 +28,7 @@ class RankFailure:
     output_tail: tuple[str, ...]
     cause: RootCause | None = None
     error_file_ignored: str | None = None
+    record: Mapping[str, object] | None = field(default=None, repr=False, compare=False)
 
     @property
     def validation(self) -> bool:
@@ -85,4 +87,4 @@ def failure_from_engine(rank: int, exitcode: int, error_file: str | None, tail: 
     cause = recorded.cause
     return RankFailure(rank=rank, host=socket.gethostname(), exitcode=exitcode,
                        message=cause.exception if cause is not None else "", output_tail=tail, cause=cause,
-                       error_file_ignored=recorded.ignored_because)
+                       error_file_ignored=recorded.ignored_because, record=recorded.record)

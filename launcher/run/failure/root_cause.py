@@ -43,10 +43,12 @@ class RootCause:
 
 @dataclass(frozen=True)
 class ErrorFile:
-    """What a rank's error file gave: its root cause, or why the file was ignored (both None: no file)."""
+    """What a rank's error file gave: its root cause and the whole record (handed on to the launcher's own
+    error file, as torchrun's `@record` main does), or why the file was ignored (all None: no file)."""
 
     cause: RootCause | None = None
     ignored_because: str | None = None
+    record: Mapping[str, object] | None = None
 
 
 def read_error_file(path: str | None) -> ErrorFile:
@@ -68,7 +70,7 @@ def read_error_file(path: str | None) -> ErrorFile:
     cause = root_cause(data)
     if cause is None and not _empty_record(data):
         return ErrorFile(ignored_because="it is not the record torch elastic writes (no message text)")
-    return ErrorFile(cause)
+    return ErrorFile(cause, record=data if cause is not None else None)
 
 
 def clip(text: str, limit: int) -> str:

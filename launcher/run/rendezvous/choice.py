@@ -3,8 +3,8 @@
 A fixed single node that names no port, no endpoint and no restarts gets our `one-node` handler (its own
 store on a free port, nobody to wait for: `one_node.py`). With more than one node the backend is one of
 our handlers (`accel-c10d`, `accel-static`, in `backend_agreement`): the engine's own, plus a check that
-every node resolved one compile backend. They are named here, torch-free, so that the plan can show them
-without importing torch.
+every node resolved one compile backend (another handler of torch's registry is used as it is). They are
+named here, torch-free, so that the plan can show them without importing torch.
 """
 
 from __future__ import annotations
@@ -19,6 +19,9 @@ __all__ = ["rendezvous", "master_addr", "run_id", "standalone_like", "AGREEMENT_
 
 AGREEMENT_PREFIX = "accel-"
 ONE_NODE_BACKEND = "one-node"
+# torch's handlers that ours wrap with the backend agreement; any other (etcd, a torchrun.handlers plugin) is used
+# as torchrun uses it.
+AGREEING = ("c10d", "static")
 
 
 def rendezvous(config: JobConfig) -> tuple[str, str, dict[str, object]]:
@@ -36,7 +39,7 @@ def rendezvous(config: JobConfig) -> tuple[str, str, dict[str, object]]:
     else:
         backend, endpoint = settings.rdzv_backend, f"{settings.master_addr}:0"
     options = {"rank": config.node_rank, **timeouts} if backend == "static" else timeouts
-    if config.node_range[1] > 1:
+    if config.node_range[1] > 1 and backend in AGREEING:
         backend = AGREEMENT_PREFIX + backend
         options = {**options, **config.backend.rendezvous_options(socket.gethostname()), **_store_side(config)}
     return backend, endpoint, options

@@ -3,6 +3,7 @@ exactly, and what each node launcher is told (tests/multinode/hosts/ runs them o
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 import time
@@ -175,3 +176,17 @@ def test_a_10000_host_hostfile_is_read_selected_and_planned_in_a_few_seconds(cli
     commands = [value for label, value in result.plan() if label.startswith("node ") and label.endswith(" command")]
     assert len(commands) == 10000 and max(map(len, commands)) < 20000
     assert seconds < 10
+
+
+def test_the_plan_names_the_variables_sent_to_the_nodes_without_their_values(
+    cli: CliRunnerFn, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in [name for name in os.environ if name.startswith(("NCCL", "PYTHON", "UCX", "MV2", "MLFLOW"))]:
+        monkeypatch.delenv(name)
+    (tmp_path / ".deepspeed_env").write_text("FROM_DS_ENV=secret-one\n")
+    result = dry_run(cli, tmp_path, ["--export", "MY_TOKEN", "train.py"],
+                     env={"NCCL_SOCKET_IFNAME": "eth7", "MY_TOKEN": "secret-two", "NOT_SENT": "x"})
+    assert result.row("sent to nodes") == "NCCL_SOCKET_IFNAME, FROM_DS_ENV, MY_TOKEN"
+    env, _ = split_env(remote_words(result.row("node 0 command")))
+    assert (env["NCCL_SOCKET_IFNAME"], env["FROM_DS_ENV"], env["MY_TOKEN"]) == ("eth7", "secret-one", "secret-two")
+    assert "NOT_SENT" not in env

@@ -1,4 +1,5 @@
-"""The environment sent to every node: .accel_env, ACCEL_* variables, --export."""
+"""The environment sent to every node: what DeepSpeed's launcher sends (the head's NCCL*, PYTHON*, ... variables and
+.deepspeed_env), .accel_env, ACCEL_* variables, --export."""
 
 from __future__ import annotations
 
@@ -18,9 +19,10 @@ def dirs(tmp_path):
 
 def test_accel_variables_and_exports_are_sent_in_order(dirs) -> None:
     cwd, home = dirs
-    environ = {"ACCEL_COMPILE_BACKEND": "eager", "PATH": "/bin", "NCCL_DEBUG": "INFO", "ACCEL_ACCELERATOR": "cpu"}
-    env = remote_env(environ, ["NCCL_DEBUG"], cwd, home)
-    assert list(env.items()) == [("ACCEL_COMPILE_BACKEND", "eager"), ("ACCEL_ACCELERATOR", "cpu"), ("NCCL_DEBUG", "INFO")]
+    environ = {"ACCEL_COMPILE_BACKEND": "eager", "PATH": "/bin", "WANDB_MODE": "off", "ACCEL_ACCELERATOR": "cpu"}
+    env = remote_env(environ, ["WANDB_MODE"], cwd, home)
+    assert list(env.items()) == [("ACCEL_COMPILE_BACKEND", "eager"), ("ACCEL_ACCELERATOR", "cpu"),
+                                 ("WANDB_MODE", "off")]
 
 
 def test_the_working_directory_file_wins_over_the_home_file(dirs) -> None:
@@ -72,6 +74,68 @@ def test_an_export_that_is_not_set_is_an_error(dirs) -> None:
 def test_an_accel_variable_with_a_bad_name_is_an_error(dirs) -> None:
     with pytest.raises(RemoteEnvError, match="'ACCEL_A-B'"):
         remote_env({"ACCEL_A-B": "1"}, (), *dirs)
+
+
+def test_the_heads_variables_deepspeed_sends_reach_the_nodes_and_no_others(dirs) -> None:
+    environ = {"NCCL_SOCKET_IFNAME": "eth1", "PYTHONPATH": "/src", "UCX_TLS": "rc", "MV2_X": "1", "MLFLOW_URI": "u",
+               "PATH": "/bin", "LD_LIBRARY_PATH": "/lib", "HOME": "/root", "SECRET": "s"}
+    assert remote_env(environ, (), *dirs) == {name: environ[name] for name in
+                                               ("NCCL_SOCKET_IFNAME", "PYTHONPATH", "UCX_TLS", "MV2_X", "MLFLOW_URI")}
+
+
+
+def test_an_accelerator_class_s_own_prefixes_are_sent_too(dirs, monkeypatch: pytest.MonkeyPatch) -> None:
+    from accelerators import accelerator_class
+
+    # npu's list in DeepSpeed (NPU_Accelerator.export_envs), as an accelerator class would declare it.
+    monkeypatch.setattr(accelerator_class("cpu"), "export_env_prefixes", ("ASCEND", "LD_LIBRARY"), raising=False)
+    environ = {"ASCEND_HOME": "/a", "LD_LIBRARY_PATH": "/lib", "PATH": "/bin"}
+    assert remote_env(environ, (), *dirs, accelerator="cpu") == {"ASCEND_HOME": "/a", "LD_LIBRARY_PATH": "/lib"}
+
+
+def test_our_prefixes_and_exclusions_are_deepspeeds_own() -> None:
+    from deepspeed.launcher.runner import EXCLUDE_ENVS, EXPORT_ENVS
+
+    from launcher.multinode.head.deepspeed_env import EXCLUDED_WHERE_SET, EXPORT_PREFIXES
+
+    assert set(EXPORT_ENVS) | {"NCCL"} == set(EXPORT_PREFIXES)
+    assert {key: tuple(names) for key, names in EXCLUDE_ENVS.items()} == EXCLUDED_WHERE_SET
+
+
+def test_under_aisc_job_name_the_two_variables_deepspeed_leaves_out_stay_home(dirs) -> None:
+    environ = {"AISC_JOB_NAME": "j", "NCCL_IB_HCA": "mlx5", "UCX_NET_DEVICES": "d", "NCCL_DEBUG": "INFO"}
+    assert remote_env(environ, (), *dirs) == {"NCCL_DEBUG": "INFO"}
+
+
+def test_deepspeed_env_is_read_from_home_then_the_working_directory_which_wins(dirs) -> None:
+    cwd, home = dirs
+    (home / ".deepspeed_env").write_text("NCCL_SOCKET_IFNAME=home\nONLY_HOME= kept, stripped \n")
+    (cwd / ".deepspeed_env").write_text("NCCL_SOCKET_IFNAME=cwd\n\n# a comment\nEQ=a=b\n")
+    env = remote_env({"NCCL_SOCKET_IFNAME": "head"}, (), cwd, home)
+    assert env == {"NCCL_SOCKET_IFNAME": "cwd", "ONLY_HOME": "kept, stripped", "EQ": "a=b"}
+
+
+def test_ds_env_file_names_the_file_read_in_its_place(dirs) -> None:
+    cwd, home = dirs
+    (cwd / ".deepspeed_env").write_text("A=default\n")
+    (cwd / "cluster.env").write_text("A=named\n")
+    assert remote_env({"DS_ENV_FILE": "cluster.env"}, (), cwd, home) == {"A": "named"}
+
+
+def test_accel_env_and_exports_win_over_deepspeed_env(dirs) -> None:
+    cwd, home = dirs
+    (cwd / ".deepspeed_env").write_text("A=ds\nB=ds\nC=ds\n")
+    (cwd / ".accel_env").write_text("B=accel\n")
+    assert remote_env({"C": "exported"}, ["C"], cwd, home) == {"A": "ds", "B": "accel", "C": "exported"}
+
+
+@pytest.mark.parametrize(("text", "where"), [("A=1\nno equals\n", ":2"), ("A B=1\n", ":1: 'A B'")])
+def test_a_bad_deepspeed_env_line_is_one_error_naming_file_and_line(dirs, text: str, where: str) -> None:
+    cwd, home = dirs
+    (cwd / ".deepspeed_env").write_text(text)
+    with pytest.raises(RemoteEnvError) as caught:
+        remote_env({}, (), cwd, home)
+    assert caught.value.where == f"{cwd / '.deepspeed_env'}{where}"
 
 
 def test_the_launchers_internal_variables_are_never_sent_and_never_set_by_a_file_or_export(dirs) -> None:

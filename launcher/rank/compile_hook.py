@@ -1,0 +1,115 @@
+"""torch.compile in a rank: the resolved backend by default; a backend the code names is honoured, noted once
+by rank 0, and refused as the resolved one would be when this accelerator cannot run it (docs/CONTRACT.md
+section 3).
+
+Nothing here imports or walks anything inside another module's import (docs/ARCHITECTURE.md, "Rules the code
+keeps"): when torch has been imported, `torch.compile` is replaced by a wrapper, and when dynamo's registry has
+been imported, the resolved backend becomes its default; two values set. The live registry is walked, and a
+backend judged, inside the wrapper at the first compile that uses it, where `torch.compile` itself would import
+dynamo next. `torch.nn.Module.compile` and `torch.compiler.compile` call `torch.compile`, so they are covered.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+from accelerators import Accelerator, is_import_path
+from accelerators.backends import runnable_backends
+from launcher.contract.backend import ResolvedBackend, backend_refusal
+from launcher.rank.after_import import after_import
+from launcher.rank.refusal import refuse
+
+__all__ = ["install_compile_hook", "CODE_SOURCE"]
+
+# Where a backend named in the user's code comes from, in a refusal line.
+CODE_SOURCE = "torch.compile in the code"
+
+
+class CompileRule:
+    """What one process's `torch.compile` calls get: the resolved backend, or the one the code names."""
+
+    def __init__(self, accelerator: Accelerator, given: ResolvedBackend) -> None:
+        self.accelerator = accelerator
+        self.given = given
+        self._judged: set[str] = set()
+        self._runnable: tuple[str, ...] | None = None
+        self._noted = False
+
+    def backend_for(self, backend: Any) -> Any:
+        """The backend for a compile whose code passed `backend` (None: none, so torch's default applies)."""
+        name = self.accelerator.get_compile_backend()
+        resolved = self.accelerator.resolved_compile_backend()
+        if backend is None:
+            backend = _torch_default(resolved)
+        if backend is resolved or (isinstance(backend, str) and backend == name):
+            if isinstance(name, str):
+                self._judge(name, self.given.source)
+            return resolved
+        if isinstance(backend, str):
+            self._judge(backend, CODE_SOURCE)
+        self._note(backend)
+        return backend
+
+    def _judge(self, name: str, source: str) -> None:
+        """Refuse `name` (exit 2, one line) when the live registry says this accelerator cannot run it."""
+        if name in self._judged:
+            return
+        self._judged.add(name)
+        if is_import_path(name) and name == self.accelerator.get_compile_backend():
+            return  # imported, and so judged, when it was set
+        if self._runnable is None:
+            self._runnable = runnable_backends(self.accelerator.name)
+        reason = backend_refusal(ResolvedBackend(name, source, name), self.accelerator.name, self._runnable)
+        if reason is not None:
+            refuse(reason)
+
+    def _note(self, backend: Any) -> None:
+        """Say once, from rank 0, that the code's backend is used instead of the resolved one."""
+        if self._noted or os.environ.get("RANK", "0") != "0":
+            return
+        self._noted = True
+        print(f"accel-launch: note: the code's torch.compile(backend={_shown(backend)}) is used, not the resolved "
+              f"backend {self.given.describe()}", file=sys.stderr, flush=True)
+
+
+def install_compile_hook(accelerator: Accelerator, given: ResolvedBackend) -> None:
+    """Arrange, without importing torch, for every `torch.compile` of this process to follow `CompileRule`."""
+    rule = CompileRule(accelerator, given)
+    after_import("torch", lambda torch: _wrap_compile(torch, rule))
+    after_import("torch._dynamo.backends.registry", lambda registry: _make_default(registry, accelerator))
+
+
+def _wrap_compile(torch: ModuleType, rule: CompileRule) -> None:
+    original: Callable[..., Any] = torch.compile
+
+    @functools.wraps(original)
+    def compile(*args: Any, **kwargs: Any) -> Any:
+        kwargs["backend"] = rule.backend_for(kwargs.get("backend"))
+        return original(*args, **kwargs)
+
+    torch.compile = compile
+
+
+def _make_default(registry: ModuleType, accelerator: Accelerator) -> None:
+    """The resolved backend as torch's default (`torch.compiler.get_default_backend()`), where torch has one."""
+    set_default = getattr(registry, "set_default_backend", None)
+    if set_default is not None:
+        set_default(accelerator.resolved_compile_backend())
+
+
+def _torch_default(resolved: Any) -> Any:
+    """torch's default backend as the code left it: ours unless the code set its own."""
+    registry = sys.modules.get("torch._dynamo.backends.registry")
+    get_default = getattr(registry, "get_default_backend", None)
+    return resolved if get_default is None else get_default()
+
+
+def _shown(backend: Any) -> str:
+    if isinstance(backend, str):
+        return repr(backend)
+    return getattr(backend, "__qualname__", None) or type(backend).__name__

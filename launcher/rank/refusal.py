@@ -1,0 +1,30 @@
+"""How a rank refuses: one line, handed to the launcher through the engine's error file, and exit status 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import NoReturn
+
+from launcher.contract.names import REFUSAL_PHRASE, VALIDATION_STATUS
+from launcher.publish import publish_file
+
+__all__ = ["refuse"]
+
+
+def refuse(message: str, phrase: str = REFUSAL_PHRASE) -> NoReturn:
+    """Hand the one-line reason to the launcher through the engine's error file, which prints it once; exit 2.
+    `phrase`: what the rank refused (the compile backend, or START_REFUSAL_PHRASE: to run at all)."""
+    import socket
+
+    rank = os.environ.get("RANK", "?")
+    line = f"rank {rank} on {socket.gethostname()} {phrase}: {message}"
+    error_file = os.environ.get("TORCHELASTIC_ERROR_FILE")
+    if error_file:
+        # Whole or not at all: a half-written record would be reported as an unreadable error file.
+        publish_file(error_file, json.dumps({"message": line, "timestamp": int(time.time())}))
+    else:
+        print(f"accel-launch: {line}", file=sys.stderr, flush=True)
+    sys.exit(VALIDATION_STATUS)
