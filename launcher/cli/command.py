@@ -206,7 +206,7 @@ def _run(job: PreparedJob, stop_on_stdin_eof: bool, pid_file: Path | None = None
     if not config.settings.quiet:
         click.echo(
             f"accel-launch: {config.nproc_per_node} rank(s){nodes} on {config.accelerator}, "
-            f"compile backend {config.backend.describe()}",
+            f"compile backend {escaped_lines(config.backend.describe())}",
             err=True,
         )
     from launcher.run.spawn import run_job, silence_engine_logs
