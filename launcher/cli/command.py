@@ -22,11 +22,13 @@ from launcher.cli.pid_file import remove_pid_file, save_pid
 from launcher.cli.report import WithReport
 from launcher.contract.job import Program
 from launcher.errors import LaunchError
+from launcher.escaped import escaped_lines
 from launcher.limits import NODES, PORTS, RANKS_PER_NODE
 from launcher.multinode.head.selection import HostFlags
 from launcher.prepare.job import PreparedJob, check_ports, prepare_job
 from launcher.prepare.plan import format_plan, plan_rows
 from launcher.prepare.validate import check_options, working_directory
+from launcher.resource_limits import address_space_problem, open_files_problem
 from launcher.run.direct.path_choice import engine_reason
 
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")  # DeepSpeed's --log_level choices
@@ -148,7 +150,7 @@ def launch(ours: LaunchFlags, peers: PeerFlags, hosts: HostFlags, given: set[str
     except LaunchError as exc:
         fail("accel-launch", str(exc))
     for note in job.notes:
-        click.echo(f"accel-launch: note: {note}", err=True)
+        click.echo(f"accel-launch: note: {escaped_lines(note)}", err=True)
     if dry_run:
         click.echo("accel-launch plan (dry run: nothing started)")
         rows = plan_rows(job.config, job.detected_by, job.env_file)
@@ -163,7 +165,7 @@ def launch(ours: LaunchFlags, peers: PeerFlags, hosts: HostFlags, given: set[str
 
         status, message = supervise(commands, job.config.settings.grace_period)
         if message:
-            click.echo(f"accel-launch: {message}", err=True)
+            click.echo(f"accel-launch: {escaped_lines(message)}", err=True)
         remove_pid_file(pid_file)
         sys.exit(status)
     _run(job, stop_on_stdin_eof=False, pid_file=pid_file)
@@ -172,12 +174,15 @@ def launch(ours: LaunchFlags, peers: PeerFlags, hosts: HostFlags, given: set[str
 def run_node_job() -> None:
     """A node launcher that a hostfile launch's head started: the job comes as data
     (launcher.prepare.node_job), and this node only places it on itself."""
-    from launcher.contract.names import STOP_ON_STDIN_EOF
+    from launcher.contract.names import HEAD_VARS, STOP_ON_STDIN_EOF
     from launcher.prepare.job import place_node_job
     from launcher.prepare.node_job import read_node_job
 
     try:
-        job = place_node_job(read_node_job(os.environ), dict(os.environ), working_directory())
+        node_job = read_node_job(os.environ)
+        for name in HEAD_VARS:  # read once; never passed on to the ranks
+            os.environ.pop(name, None)
+        job = place_node_job(node_job, dict(os.environ), working_directory())
     except LaunchError as exc:
         fail("accel-launch", str(exc))
     _configure_logging(job.config.settings.verbose, job.config.settings.quiet)
@@ -192,17 +197,22 @@ def _pack(kind: type[_Packed], flags: dict[str, Any], **known: Any) -> _Packed:
 def _run(job: PreparedJob, stop_on_stdin_eof: bool, pid_file: Path | None = None) -> None:
     """Start this node's ranks, say how the job ended, and exit with its status (`pid_file` removed first)."""
     config = job.config
+    engine = engine_reason(config, os.environ) is not None
+    limit = open_files_problem(config.nproc_per_node) or (address_space_problem() if engine else None)
+    if limit is not None:
+        remove_pid_file(pid_file)
+        fail("accel-launch", limit)
     logging.getLogger(__name__).info("plan:\n%s", format_plan(plan_rows(config, job.detected_by, job.env_file)))
     nodes = "" if config.nnodes == "1" else f" (node {config.node_rank} of {config.nnodes})"
     if not config.settings.quiet:
         click.echo(
             f"accel-launch: {config.nproc_per_node} rank(s){nodes} on {config.accelerator}, "
-            f"compile backend {config.backend.describe()}",
+            f"compile backend {escaped_lines(config.backend.describe())}",
             err=True,
         )
     from launcher.run.spawn import run_job, silence_engine_logs
 
-    if not config.settings.verbose and engine_reason(config, os.environ) is not None:
+    if not config.settings.verbose and engine:
         silence_engine_logs()
     if stop_on_stdin_eof:
         from launcher.multinode.node.stdin_watch import stop_when_stdin_closes
@@ -213,10 +223,10 @@ def _run(job: PreparedJob, stop_on_stdin_eof: bool, pid_file: Path | None = None
     own_error_file = os.environ.get(ERROR_FILE_VAR)  # a parent's, for this launcher: read before the job starts
     outcome = run_job(config)
     if outcome.message:
-        click.echo(f"accel-launch: {outcome.message}", err=True)
+        click.echo(f"accel-launch: {escaped_lines(outcome.message)}", err=True)
     problem = hand_on_root_cause(own_error_file, outcome.status, outcome.message, outcome.failure)
     if problem is not None:
-        click.echo(f"accel-launch: note: {problem}", err=True)
+        click.echo(f"accel-launch: note: {escaped_lines(problem)}", err=True)
     remove_pid_file(pid_file)
     _exit_now(outcome.status)
 

@@ -1,7 +1,7 @@
 """How the console scripts end on an error: one line on stderr, whatever the user typed, and a status.
 
 Every `PROG: error: ...` line goes through `fail`, which shows user text with its control characters
-escaped (`launcher.cli.escaped`: a newline in a file name is `\\n`, never a second line), and every click
+escaped (`launcher.escaped`: a newline in a file name is `\\n`, never a second line), and every click
 usage error of `accel-launch` and `accel-report` becomes such a line through `OneLineCommand`, whose parser
 takes long options by prefix.
 """
@@ -13,9 +13,9 @@ from typing import NoReturn
 
 import click
 
-from launcher.cli.escaped import one_line
 from launcher.cli.long_prefixes import PrefixParser
 from launcher.cli.std_streams import lost_output
+from launcher.escaped import one_line
 
 __all__ = ["OneLineCommand", "fail", "fail_if_output_lost", "USAGE_STATUS", "WRITE_ERROR_STATUS"]
 

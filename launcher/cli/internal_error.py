@@ -1,5 +1,6 @@
 """A bug of ours as one line: the launcher never ends in a traceback. An exception that no other part
-handled becomes `accel-launch: internal error ...`, asking for a report, with exit status 1, and whatever
+handled becomes `accel-launch: internal error ...`, asking for a report, with exit status 1 (one that says a
+limit was reached is that limit's one line instead, with exit status 2: launcher.resource_limits), and whatever
 the launcher made is undone (signals have their own rules: launcher/signal_rules.py). Click-free: it runs
 before click is imported.
 """
@@ -10,7 +11,8 @@ import os
 import sys
 from collections.abc import Callable
 
-from launcher.cli.escaped import one_line
+from launcher.escaped import one_line
+from launcher.resource_limits import LIMIT_STATUS, exhausted_limit
 from launcher.signal_rules import clean_up
 
 __all__ = ["run_catching_bugs", "INTERNAL_ERROR_STATUS"]
@@ -26,8 +28,12 @@ def run_catching_bugs(entry: Callable[[], object]) -> None:
         entry()
     except SystemExit:
         raise
-    except BaseException as exc:  # noqa: BLE001  (anything that comes this far is a bug of ours)
+    except BaseException as exc:  # noqa: BLE001  (anything that comes this far is a bug of ours, or a limit)
         clean_up()
+        limit = exhausted_limit(exc)
+        if limit is not None:
+            _write(f"accel-launch: error: {one_line(limit)}")
+            os._exit(LIMIT_STATUS)
         detail = one_line(" ".join(str(exc).split())[:300])
         _write(f"accel-launch: internal error in accel-launch {_version()}: {type(exc).__name__}: {detail}; {_ISSUES}")
         os._exit(INTERNAL_ERROR_STATUS)

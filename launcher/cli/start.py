@@ -7,6 +7,8 @@ first line (the interpreter's own start and its site imports) is Python's: nothi
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable
 
 from launcher.signal_rules import install_signal_rules
@@ -16,23 +18,36 @@ __all__ = ["main", "report_main", "node_main"]
 
 def main() -> None:
     """Console script `accel-launch` (and `python -m launcher`), with its subcommand `report`."""
-    _start(_launch)
+    _start(_launch, "accel-launch")
 
 
 def report_main() -> None:
     """Console script `accel-report`."""
-    _start(_report)
+    _start(_report, "accel-report")
 
 
 def node_main() -> None:
-    """`python -m launcher.multinode.node`: a node launcher that a hostfile launch's head started."""
-    _start(_node)
+    """`python -m launcher.multinode.node`: a node launcher that a hostfile launch's head started (its job, in
+    HEAD_VARS, is removed once read: launcher.cli.command.run_node_job)."""
+    _start(_node, "accel-launch", node_launcher=True)
 
 
-def _start(entry: Callable[[], object]) -> None:
+def _start(entry: Callable[[], object], prog: str, node_launcher: bool = False) -> None:
     """The signal rules first (this module and theirs import only what the interpreter has loaded already),
-    then the guards on the standard streams and on bugs of ours (one line, never a traceback)."""
+    then the launcher's own variables that this process must not have inherited removed (whatever the user or a
+    parent launch left of them; a node launcher keeps its job from its head until it has read it), an open-file
+    limit too low to import the rest refused in one line, then the guards on the standard streams and on bugs of
+    ours (one line, never a traceback)."""
     install_signal_rules()
+    from launcher.contract.names import HEAD_VARS, INTERNAL_VARS
+    from launcher.resource_limits import LIMIT_STATUS, open_files_problem
+
+    for name in INTERNAL_VARS if node_launcher else (*INTERNAL_VARS, *HEAD_VARS):
+        os.environ.pop(name, None)
+    problem = open_files_problem()
+    if problem is not None:
+        sys.stderr.write(f"{prog}: error: {problem}\n")
+        sys.exit(LIMIT_STATUS)
     from launcher.cli.internal_error import run_catching_bugs
     from launcher.cli.std_streams import guard_std_streams
 

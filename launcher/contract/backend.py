@@ -5,21 +5,33 @@ carries it whole to every node. Every rank gets it as two variables (`environmen
 `from_environment`); every node of a multi-node job claims it at the rendezvous (`rendezvous_options`,
 read back as a `BackendClaim`). Whether an accelerator accepts it is judged by `backend_refusal`: by the
 launcher and by every node before anything starts, and by every rank again when dynamo arrives.
+
+What a node reads back from the rendezvous store another node wrote, so it is untrusted (docs/RELIABILITY.md,
+"Nothing another node writes is trusted"): `decode` reads at most `MAX_CLAIM_BYTES` and takes only the exact
+shape `encode` writes, or raises `ClaimFormatError` saying what is wrong, in words.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 
 from accelerators import UnsupportedBackendError, explain_unsupported, is_import_path
 from launcher.contract.names import ACCELERATOR_KEYWORD, BACKEND_SOURCE_VAR, BACKEND_VAR
+from launcher.escaped import short_line
 
-__all__ = ["ResolvedBackend", "BackendClaim", "backend_refusal", "CLAIM_KEYS"]
+__all__ = ["ResolvedBackend", "BackendClaim", "NodeClaim", "ClaimFormatError", "backend_refusal", "CLAIM_KEYS",
+           "MAX_CLAIM_BYTES"]
 
 # The rdzv_configs keys that carry a node's claim to its backend agreement.
 CLAIM_KEYS = ("accel_backend", "accel_backend_source", "accel_host")
+# A claim is three short strings (a path in its source at most): far below this.
+MAX_CLAIM_BYTES = 64 << 10
+
+
+class ClaimFormatError(ValueError):
+    """Bytes in the rendezvous store that are not a claim `BackendClaim.encode` wrote; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -64,9 +76,72 @@ class BackendClaim:
 
     @classmethod
     def decode(cls, raw: bytes) -> BackendClaim:
-        """The claim that `encode` wrote."""
-        fields = json.loads(raw.decode())
-        return cls(str(fields["backend"]), str(fields["source"]), str(fields["host"]))
+        """The claim that `encode` wrote; ClaimFormatError for anything else."""
+        return _claim(_json_object(raw), set())
+
+
+@dataclass(frozen=True)
+class NodeClaim:
+    """Node `node`'s claim, as a node whose backend differs from node 0's writes it for the others to read."""
+
+    node: int
+    claim: BackendClaim
+
+    def encode(self) -> bytes:
+        """The claim's fields and `node`, as the bytes a rendezvous store holds."""
+        return json.dumps({**asdict(self.claim), "node": self.node}, sort_keys=True).encode()
+
+    @classmethod
+    def decode(cls, raw: bytes) -> NodeClaim:
+        """The node's claim that `encode` wrote; ClaimFormatError for anything else."""
+        record = _json_object(raw)
+        claim = _claim(record, {"node"})
+        if type(record["node"]) is not int:
+            raise ClaimFormatError(f"its node is not a whole number but {_kind(record['node'])}")
+        return cls(record["node"], claim)
+
+
+def _claim(record: dict[str, object], extra: set[str]) -> BackendClaim:
+    """The claim in `record`, which must hold its three strings and the `extra` fields, nothing else."""
+    text = [field.name for field in fields(BackendClaim)]
+    for name in text:
+        if name in record and not isinstance(record[name], str):
+            raise ClaimFormatError(f"its {name} is not a string but {_kind(record[name])}")
+    expected = {*text, *extra}
+    if set(record) != expected:
+        missing, unknown = sorted(expected - set(record)), sorted(set(record) - expected)
+        said = [f"missing {', '.join(missing)}"] if missing else []
+        said += [f"unknown {', '.join(repr(short_line(name, 40)) for name in unknown[:3])}"] if unknown else []
+        raise ClaimFormatError(f"its fields are not {', '.join(sorted(expected))} ({'; '.join(said)})")
+    return BackendClaim(str(record["backend"]), str(record["source"]), str(record["host"]))
+
+
+def _json_object(raw: bytes) -> dict[str, object]:
+    """`raw` as a JSON object, read defensively: bounded, strict UTF-8, any nesting depth refused in words."""
+    if len(raw) > MAX_CLAIM_BYTES:
+        raise ClaimFormatError(f"it is {len(raw)} bytes, more than the {MAX_CLAIM_BYTES} a claim may take")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ClaimFormatError(f"it is not UTF-8 text (byte {exc.start})") from None
+    try:
+        record = json.loads(text)
+    except RecursionError:
+        raise ClaimFormatError("it is JSON nested too deeply") from None
+    except json.JSONDecodeError as exc:
+        raise ClaimFormatError(f"it is not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except ValueError:  # a number of more digits than int() takes
+        raise ClaimFormatError("it holds a number of more digits than can be read") from None
+    if not isinstance(record, dict):
+        raise ClaimFormatError(f"it is {_kind(record)}, not a JSON object")
+    return record
+
+
+def _kind(value: object) -> str:
+    """`a list`, `a number`, ...: the JSON kind of `value`, in words."""
+    kinds = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number",
+             float: "a number", type(None): "null"}
+    return kinds.get(type(value), type(value).__name__)
 
 
 def backend_refusal(backend: ResolvedBackend, accelerator: str, supported: Sequence[str],

@@ -9,6 +9,7 @@ __all__ = [
     "NODE_JOB_VAR", "NODE_HOSTS_VAR", "NODE_DEVICES_VAR", "NODE_RANK_VAR", "NODE_HOST_VAR", "NODE_COUNT_VAR",
     "STOP_ON_STDIN_EOF", "ACCELERATOR_KEYWORD", "DEFAULT_SOURCE", "DEFAULT_MASTER_PORT", "TORCHRUN_RUN_ID",
     "VALIDATION_STATUS", "TIMEOUT_STATUS", "REFUSAL_PHRASE", "START_REFUSAL_PHRASE", "LAUNCH_PATH_VAR", "STORE_FD_VAR",
+    "INTERNAL_VARS", "HEAD_VARS",
 ]
 
 # The compile backend: the user may set it; every rank gets it resolved, with the level it came from.
@@ -38,6 +39,11 @@ NODE_DEVICES_VAR = "ACCEL_NODE_DEVICES"
 NODE_RANK_VAR = "ACCEL_NODE_RANK"
 NODE_HOST_VAR = "ACCEL_NODE_HOST"
 NODE_COUNT_VAR = "ACCEL_NODE_COUNT"
+# The launcher's own variables, which it sets for its children only: what the user's environment or a parent launch
+# left of them is never trusted, but removed where the launcher starts (docs/RELIABILITY.md, "Internal variables").
+# A node launcher keeps HEAD_VARS, its job from its head, until it has read them.
+INTERNAL_VARS = (STORE_FD_VAR, LAUNCHER_PID_VAR, BACKEND_SOURCE_VAR)
+HEAD_VARS = (NODE_JOB_VAR,)
 # The node launcher's one flag: stop its ranks when its standard input closes (the head's ssh went away).
 STOP_ON_STDIN_EOF = "--stop-on-stdin-eof"
 

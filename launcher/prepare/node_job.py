@@ -15,7 +15,7 @@ from launcher.contract.job import JobConfig, JobDataError
 from launcher.contract.names import NODE_JOB_VAR
 from launcher.multinode.errors import NodeIdentityError
 from launcher.prepare.validate import check_settings
-from launcher.resolve.variable_names import NAME_RULE, is_variable_name
+from launcher.resolve.variable_names import name_problem
 
 __all__ = ["read_node_job"]
 
@@ -30,9 +30,9 @@ def read_node_job(environ: Mapping[str, str]) -> JobConfig:
         job = JobConfig.from_json(text)
     except (ValueError, TypeError, KeyError, AttributeError, StopIteration, RecursionError) as exc:
         _refuse(text, f" ({exc})" if isinstance(exc, JobDataError) else "")
-    bad_name = next((name for name in {**job.job_env, **job.node_env} if not is_variable_name(name)), None)
+    bad_name = next((name for name in {**job.job_env, **job.node_env} if name_problem(name) is not None), None)
     if bad_name is not None:
-        _refuse(text, f" (its environment's {bad_name[:60]!r} is {NAME_RULE})")
+        _refuse(text, f" (its environment's {bad_name[:60]!r} {name_problem(bad_name)})")
     check_settings(job.settings)
     return job
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from launcher.contract.job import JobConfig
 from launcher.contract.names import TORCHRUN_VARS
+from launcher.escaped import one_line
 from launcher.run.direct.path_choice import path_text
 from launcher.run.rank_process import rank_command
 from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, master_addr, rendezvous
@@ -47,9 +48,9 @@ def plan_rows(config: JobConfig, detected_by: str, env_file: Path | None = None)
 
 
 def format_plan(rows: list[tuple[str, str]]) -> str:
-    """Rows as `label : value` lines, labels padded to one width."""
+    """Rows as `label : value` lines, labels padded to one width, each value one line (launcher.escaped)."""
     width = max(len(label) for label, _ in rows)
-    return "\n".join(f"  {label.ljust(width)} : {value}" for label, value in rows)
+    return "\n".join(f"  {label.ljust(width)} : {one_line(value)}" for label, value in rows)
 
 
 def _rendezvous_text(config: JobConfig) -> str:

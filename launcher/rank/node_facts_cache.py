@@ -12,7 +12,9 @@ a symbolic link, not a folder, another user's, or writable by group or others is
 process then walks the registry itself); a cache file or lock reached through a symbolic link, another
 user's, or writable by others is ignored (a file is rebuilt: the new one is renamed over it).
 A missing list is computed once per node: the launcher and the ranks of a node that find no file take a
-lock, and the first one walks dynamo's registry for the others. `ACCEL_LAUNCH_NO_CACHE=1` turns the cache
+lock, and the first one walks dynamo's registry for the others. The lock is waited for at most
+`LOCK_WAIT_SECONDS` (docs/RELIABILITY.md, "No wait without a bound"): a process that holds it longer, stuck or
+hostile, costs the others that wait and their own walk, never the launch. `ACCEL_LAUNCH_NO_CACHE=1` turns the cache
 off (then every process walks the registry itself).
 """
 
@@ -26,6 +28,7 @@ import json
 import logging
 import os
 import sys
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -39,6 +42,7 @@ from launcher.rank.entry_points import entry_point_pairs
 from launcher.safe_read import UnsafeFileError, ownership_problem, read_user_text
 
 __all__ = [
+    "LOCK_WAIT_SECONDS",
     "NO_CACHE_VAR",
     "backends_for",
     "cache_enabled",
@@ -54,6 +58,8 @@ logger = logging.getLogger(__name__)
 NO_CACHE_VAR = "ACCEL_LAUNCH_NO_CACHE"
 _FORMAT = 1
 _MAX_FILE_BYTES = 1 << 20
+LOCK_WAIT_SECONDS = 3.0
+_LOCK_POLL_SECONDS = 0.05
 
 
 def backends_for(accelerator: Accelerator, build: TorchBuild | None, environ: Mapping[str, str]) -> tuple[str, ...]:
@@ -157,7 +163,8 @@ def _own_folder(folder: Path) -> bool:
 @contextmanager
 def _node_lock(path: Path) -> Iterator[None]:
     """Hold an exclusive lock beside `path`: a regular file of this user's own, never made through a symbolic
-    link (none when there is no such lock: then each process computes)."""
+    link, waited for at most LOCK_WAIT_SECONDS (none when there is no such lock or it stays held: then this
+    process computes)."""
     lock = path.with_suffix(".lock")
     try:
         fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
@@ -169,11 +176,28 @@ def _node_lock(path: Path) -> Iterator[None]:
         problem = ownership_problem(os.fstat(fd))
         if problem is not None:
             logger.debug("the lock %s is not used: it %s", lock, problem)
-        else:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        elif not _lock_within(fd, LOCK_WAIT_SECONDS):
+            logger.info("the lock %s stayed held for %s s; walking the registry here", lock, LOCK_WAIT_SECONDS)
         yield
     finally:
         os.close(fd)
+
+
+def _lock_within(fd: int, seconds: float) -> bool:
+    """Take an exclusive flock on `fd`, trying until `seconds` have passed; False when it could not be had."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(_LOCK_POLL_SECONDS, left))
+        except OSError as exc:  # ENOLCK, a file system without locks: go on without one
+            logger.debug("the lock could not be taken: %s", exc)
+            return False
 
 
 def _vendor_packages() -> list[str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 from dotenv import dotenv_values
 
 from launcher.errors import EnvFileError
-from launcher.resolve.variable_names import NAME_RULE, is_variable_name
+from launcher.resolve.variable_names import name_problem
 from launcher.safe_read import UnsafeFileError, read_user_text
 
 __all__ = ["read_env_file", "default_env_file"]
@@ -45,9 +45,9 @@ def read_env_file(path: Path) -> dict[str, str]:
         line = unparsed.lines[0]
         statement = text.splitlines()[line - 1].strip() if line <= len(text.splitlines()) else ""
         raise EnvFileError(str(path), f"not a NAME=value line: {statement[:60]!r}", line=line)
-    bad = next((name for name in values if not is_variable_name(name)), None)
+    bad = next((name for name in values if name_problem(name) is not None), None)
     if bad is not None:
-        raise EnvFileError(str(path), f"{bad[:60]!r} is {NAME_RULE}", line=_line_of(text, bad))
+        raise EnvFileError(str(path), f"{bad[:60]!r} {name_problem(bad)}", line=_line_of(text, bad))
     return {name: value for name, value in values.items() if value is not None}
 
 

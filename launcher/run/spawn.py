@@ -69,7 +69,7 @@ def run_job(config: JobConfig) -> JobOutcome:
     from torch.distributed.elastic.rendezvous.api import RendezvousError
     from torch.distributed.launcher.api import launch_agent
 
-    from launcher.run.rendezvous.backend_agreement import ArrivalsTimeoutError, BackendMismatchError
+    from launcher.run.rendezvous.backend_agreement import ArrivalsTimeoutError, BackendMismatchError, NodeRecordError
 
     settings = config.settings
     gc.freeze()  # torch's import-time objects outlive the job: keep them out of every collection and the exit's
@@ -95,7 +95,7 @@ def run_job(config: JobConfig) -> JobOutcome:
         return JobOutcome(TIMEOUT_STATUS, f"the job ran past --timeout {settings.timeout:g}s; every rank was stopped")
     except BackendMismatchError as exc:
         return JobOutcome(2, str(exc))
-    except ArrivalsTimeoutError as exc:
+    except (ArrivalsTimeoutError, NodeRecordError) as exc:
         return JobOutcome(1, f"rendezvous failed: {exc}")
     except RendezvousError as exc:
         where = rendezvous(config)[1]

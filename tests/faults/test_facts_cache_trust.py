@@ -12,6 +12,7 @@ import pytest
 
 from accelerators.torch_build import torch_build
 from launcher.rank import node_facts_cache as facts_cache
+from tests.lock_holder import lock_held_elsewhere
 
 from .jobs import assert_refused, script
 
@@ -34,4 +35,22 @@ def test_a_world_writable_cache_with_a_planted_backend_does_not_let_that_backend
                                          "is not supported on cpu"])
     info = os.lstat(path)
     assert stat.S_IMODE(info.st_mode) == 0o600 and "planted_backend" not in path.read_text()  # rebuilt, own
+    figures(status=finished.returncode, seconds=finished.seconds)
+
+
+@pytest.mark.timeout(150)
+@pytest.mark.usefixtures("launch_path")
+def test_a_process_holding_the_cache_lock_delays_a_launch_only_by_the_bounded_wait(run_job, figures, tmp_path):
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache"), "ACCEL_ACCELERATOR": "cpu"}
+    build = torch_build()
+    key = facts_cache.cache_key("cpu", asdict(build) if build is not None else None)
+    path = facts_cache.cache_file(facts_cache.cache_dir(env), key)  # missing: the launch must walk the registry
+    path.parent.mkdir(mode=0o700, parents=True)
+
+    with lock_held_elsewhere(path.with_suffix(".lock")):
+        finished, job = run_job(["--nproc-per-node", "2", script("ok.py")], env, timeout=120)
+
+    assert finished.returncode == 0, finished.stderr
+    assert sorted(job.started_ranks()) == [0, 1]
+    assert facts_cache.load_backends(path, key) is not None  # stored without the lock, for the next launch
     figures(status=finished.returncode, seconds=finished.seconds)

@@ -26,6 +26,13 @@ def test_dry_run_prints_backend_source_layout_env_and_command_and_starts_nothing
     assert result.row("node 0 command").endswith(f"-m launcher.rank.bootstrap script {RECORD_RANK} x")
 
 
+def test_a_plan_row_holding_control_characters_is_one_line_with_them_escaped(cli: CliRunnerFn) -> None:
+    result = cli(["--dry-run", str(RECORD_RANK), "a\naccel-launch: error: forged\x1b[31m"])
+    assert result.status == 0, result.stderr
+    assert result.row("program") == f"{RECORD_RANK} 'a\\naccel-launch: error: forged\\x1b[31m'"
+    assert all(line.startswith(("accel-launch plan", "  ")) for line in result.stdout.splitlines())
+
+
 def test_a_given_master_port_makes_a_static_rendezvous_and_reaches_every_rank(cli: CliRunnerFn) -> None:
     result = cli(["--dry-run", "--nproc-per-node", "2", "--master-port", "29111", "--log-dir", "logs",
                   str(RECORD_RANK)])

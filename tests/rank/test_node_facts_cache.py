@@ -9,6 +9,7 @@ import stat
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from accelerators.detect import detect_from_build
 from accelerators.torch_build import TorchBuild, torch_build
 from launcher.rank import node_facts_cache as facts_cache
 from launcher.resolve.node_facts import accelerator_facts
+from tests.lock_holder import lock_held_elsewhere
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -300,3 +302,20 @@ def test_cuda_is_ruled_out_only_when_torch_files_say_so(fields, libraries, ruled
 
 def test_an_accelerator_without_a_package_or_build_rule_is_never_ruled_out():
     assert CPUAccelerator.ruled_out(TorchBuild("/nowhere", {}, ())) is False
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(60)
+def test_a_lock_another_process_keeps_holding_delays_the_list_only_by_the_bounded_wait(cache_env, walks):
+    facts = accelerator_facts(cache_env)
+    [path] = cache_files(cache_env)
+    path.unlink()
+
+    with lock_held_elsewhere(path.with_suffix(".lock")):
+        started = time.monotonic()
+        again = accelerator_facts(cache_env)
+        waited = time.monotonic() - started
+
+    assert again == facts
+    assert len(walks) == 2 and cache_files(cache_env) == [path]  # walked here, and stored for the next
+    assert facts_cache.LOCK_WAIT_SECONDS <= waited < facts_cache.LOCK_WAIT_SECONDS + 20

@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from launcher.contract.names import HEAD_VARS, INTERNAL_VARS
 from launcher.multinode.errors import RemoteEnvError
 from launcher.multinode.head.deepspeed_env import deepspeed_env_files, parse_deepspeed_env, prefixed_variables
-from launcher.resolve.variable_names import NAME_RULE, is_variable_name
+from launcher.resolve.variable_names import name_problem
 from launcher.safe_read import UnsafeFileError, read_user_text
 
 __all__ = ["ENV_FILE_NAME", "find_env_file", "parse_env_file_text", "remote_env"]
@@ -34,7 +35,7 @@ def remote_env(environ: Mapping[str, str], exports: Sequence[str] = (), cwd: Pat
         env.update(parse_deepspeed_env(_read(path), str(path), RemoteEnvError))
     env_file = find_env_file(cwd, home)
     env.update({} if env_file is None else parse_env_file_text(_read(env_file), str(env_file)))
-    for name in [name for name in environ if name.startswith("ACCEL_")]:
+    for name in [name for name in environ if name.startswith("ACCEL_") and name not in (*INTERNAL_VARS, *HEAD_VARS)]:
         _check_name(name, f"environment variable {name!r}")
         env[name] = environ[name]
     for name in exports:
@@ -46,8 +47,9 @@ def remote_env(environ: Mapping[str, str], exports: Sequence[str] = (), cwd: Pat
 
 
 def _check_name(name: str, where: str) -> None:
-    if not is_variable_name(name):
-        raise RemoteEnvError(where, NAME_RULE)
+    problem = name_problem(name)
+    if problem is not None:
+        raise RemoteEnvError(where, problem.removeprefix("is "))
 
 
 def find_env_file(cwd: Path, home: Path) -> Path | None:

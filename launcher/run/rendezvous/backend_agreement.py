@@ -3,10 +3,15 @@ every node launcher resolved the same compile backend, made between the node lau
 
 After the inner handler's `next_rendezvous`, the nodes agree in a few store calls each, however many
 they are (docs/ARCHITECTURE.md): node 0 publishes its `BackendClaim`; every other node compares its own
-with it and, on a difference, writes the one line naming both; each node counts itself in with one `add`,
-and the last one in writes the verdict that the others wait for. On a mismatch every node raises
-`BackendMismatchError` with that line, and first waits (up to the timeout) until every node has read
-the verdict, so that the node hosting the store does not leave first.
+with it and, on a difference, writes its own claim with its node number (`NodeClaim`); each node counts itself
+in with one `add`, and the last one in writes the verdict that the others wait for: `agreed`, or that differing
+claim. On a mismatch every node words the one line naming both claims itself and raises `BackendMismatchError`
+with it, and first waits (up to the timeout) until every node has read the verdict, so that the node hosting
+the store does not leave first.
+
+What another node wrote is untrusted (docs/RELIABILITY.md, "Nothing another node writes is trusted"): it is
+decoded defensively (`BackendClaim.decode`), a wrong shape is a `NodeRecordError` naming the node, and the
+node's text reaches the line escaped and shortened (`launcher.escaped.short_line`).
 
 The node's claim comes from the rendezvous configuration (`rdzv_configs` of the launch config), where
 `ResolvedBackend.rendezvous_options` put it (launcher.contract.backend). The inner handler is made with the node's
@@ -19,7 +24,9 @@ launcher's torch-free fast path (`launcher.multinode` does not re-export it).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
+from typing import TypeVar
 
 from torch.distributed import Store
 from torch.distributed.elastic.rendezvous import (
@@ -31,12 +38,15 @@ from torch.distributed.elastic.rendezvous import (
     rendezvous_handler_registry,
 )
 
-from launcher.contract.backend import CLAIM_KEYS, BackendClaim
+from launcher.contract.backend import CLAIM_KEYS, BackendClaim, ClaimFormatError, NodeClaim
+from launcher.escaped import short_line
 from launcher.run.rendezvous.placed_handler import placed_handler
 from launcher.run.rendezvous.roll_call import RollCall
 
-__all__ = ["BackendMismatchError", "AgreeingRendezvousHandler", "agree", "disagreement", "register_handlers"]
+__all__ = ["BackendMismatchError", "NodeRecordError", "AgreeingRendezvousHandler", "agree", "disagreement",
+           "register_handlers"]
 AGREEMENT_TIMEOUT = timedelta(seconds=60)
+Decoded = TypeVar("Decoded")
 _ARRIVALS = "accel/agreement/arrivals"
 _AGREED = b"agreed"
 
@@ -52,6 +62,15 @@ class BackendMismatchError(RendezvousError):
         super().__init__(message)
 
 
+class NodeRecordError(RendezvousError):
+    """What a node wrote to the rendezvous store for the agreement is not what accel-launch writes."""
+
+    def __init__(self, writer: str, problem: str) -> None:
+        self.writer, self.problem = writer, problem
+        super().__init__(f"what {writer} wrote to the rendezvous store for the backend agreement is not what "
+                         f"accel-launch writes: {problem}; run the same accel-launch on every node")
+
+
 def agree(store: Store, rank: int, world_size: int, claim: BackendClaim, timeout: timedelta) -> None:
     """Agree with the other nodes on `claim` as node `rank` of `world_size`; raise when a backend differs.
 
@@ -60,37 +79,69 @@ def agree(store: Store, rank: int, world_size: int, claim: BackendClaim, timeout
     """
     generation = (store.add(_ARRIVALS, 1) - 1) // world_size
     key = f"accel/agreement/{generation}/{{}}".format
-    message = None
+    differing = None
     if rank == 0:
+        first = claim
         store.set(key("claim0"), claim.encode())
     else:
         _wait(store, key("claim0"), timeout, "node 0's claim")
-        message = disagreement(BackendClaim.decode(store.get(key("claim0"))), rank, claim)
-        if message is not None:
-            store.set(key("mismatch"), message.encode())
+        first = _decoded(BackendClaim.decode, store.get(key("claim0")), "node 0")
+        if claim.backend != first.backend:
+            differing = NodeClaim(rank, claim).encode()
+            store.set(key("mismatch"), differing)
     if store.add(key("in"), 1) == world_size:
-        if message is None and store.check([key("mismatch")]):
-            message = store.get(key("mismatch")).decode()
-        store.set(key("verdict"), _AGREED if message is None else message.encode())
+        if differing is None and store.check([key("mismatch")]):
+            differing = store.get(key("mismatch"))
+        verdict = _AGREED if differing is None else differing
+        store.set(key("verdict"), verdict)
     else:
         _wait(store, key("verdict"), timeout, f"all {world_size} nodes count in", key("in"))
         verdict = store.get(key("verdict"))
-        message = None if verdict == _AGREED else verdict.decode()
-    if message is None:
+    if verdict == _AGREED:
         return
-    _leave_together(store, key("read"), key("all_read"), world_size, timeout)
+    try:
+        message = _mismatch_line(first, verdict, world_size)
+    finally:
+        _leave_together(store, key("read"), key("all_read"), world_size, timeout)
     raise BackendMismatchError(message)
 
 
 def disagreement(first: BackendClaim, rank: int, claim: BackendClaim) -> str | None:
-    """None when node `rank`'s claim has node 0's backend (`first`), else the one line that names both."""
+    """None when node `rank`'s claim has node 0's backend (`first`), else the one line that names both, each
+    node's text escaped and shortened."""
     if claim.backend == first.backend:
         return None
     return (
-        f"the nodes resolved different compile backends: node 0 on {first.host} has {first.backend!r} "
-        f"(from {first.source}), node {rank} on {claim.host} has {claim.backend!r} (from {claim.source}); "
+        f"the nodes resolved different compile backends: node 0 on {short_line(first.host)} has "
+        f"{_quoted(first.backend)} (from {short_line(first.source)}), node {rank} on {short_line(claim.host)} has "
+        f"{_quoted(claim.backend)} (from {short_line(claim.source)}); "
         "give every node the same --compile-backend or ACCEL_COMPILE_BACKEND"
     )
+
+
+def _decoded(decode: Callable[[bytes], Decoded], raw: bytes, writer: str) -> Decoded:
+    """`decode(raw)`, its ClaimFormatError a NodeRecordError naming `writer`."""
+    try:
+        return decode(raw)
+    except ClaimFormatError as exc:
+        raise NodeRecordError(writer, str(exc)) from None
+
+
+def _mismatch_line(first: BackendClaim, verdict: bytes, world_size: int) -> str:
+    """The line for a verdict that is a differing node's claim; NodeRecordError when it is not one."""
+    found = _decoded(NodeClaim.decode, verdict, "the node that differed from node 0")
+    if not 0 < found.node < world_size:
+        raise NodeRecordError("the node that differed from node 0",
+                              f"it names node {found.node}, not one of nodes 1 to {world_size - 1}")
+    message = disagreement(first, found.node, found.claim)
+    if message is None:
+        raise NodeRecordError(f"node {found.node}", "it says it differs from node 0 but names node 0's backend")
+    return message
+
+
+def _quoted(text: str) -> str:
+    """`text` in quotes, as a backend name is shown: escaped and shortened."""
+    return f"'{short_line(text)}'"
 
 
 def _wait(store: Store, key: str, timeout: timedelta, what: str, counter: str | None = None) -> None:

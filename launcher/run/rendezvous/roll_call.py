@@ -1,5 +1,7 @@
 """Who came to a c10d rendezvous: every node launcher notes itself in the rendezvous store before it waits,
-so that one that gives up after `--rdzv-timeout` can say, in one line, who came and how many never did.
+so that one that gives up after `--rdzv-timeout` can say, in one line, who came and how many never did. What
+the others noted is untrusted (docs/RELIABILITY.md, "Nothing another node writes is trusted"): its first MiB
+taken, any bytes, each name escaped and shortened, and only the first few named.
 
 Imports torch (through the store it is given): only on the path that starts the elastic agent.
 """
@@ -10,10 +12,14 @@ from datetime import timedelta
 
 from torch.distributed import Store
 
+from launcher.escaped import short_line
+
 __all__ = ["RollCall"]
 
 _KEY = "accel/arrived/{}"
 _READ_TIMEOUT = timedelta(seconds=5)
+_MAX_READ_BYTES = 1 << 20
+_MAX_NAMED = 16
 
 
 class RollCall:
@@ -32,10 +38,10 @@ class RollCall:
         """The nodes noted so far, in order of arrival, or None when the store cannot be read."""
         try:
             self._store.set_timeout(_READ_TIMEOUT)
-            text = self._store.get(self._key).decode()
+            text = self._store.get(self._key)[:_MAX_READ_BYTES].decode("utf-8", errors="replace")
         except RuntimeError:  # DistStoreError included: the store is gone
             return None
-        return list(dict.fromkeys(line for line in text.splitlines() if line))
+        return list(dict.fromkeys(line for line in text.split("\n") if line))
 
     def timeout_message(self) -> str:
         """One line: the wait that ran out, who came, and how many never did."""
@@ -44,4 +50,6 @@ class RollCall:
         if came is None:
             return f"{waited}; this node was {self._me}"
         missing = max(self._min_nodes - len(came), 0)
-        return f"{waited}: {len(came)} of {self._min_nodes} came ({', '.join(came)}); {missing} never did"
+        named = ", ".join(short_line(name) for name in came[:_MAX_NAMED])
+        more = f" and {len(came) - _MAX_NAMED} more" if len(came) > _MAX_NAMED else ""
+        return f"{waited}: {len(came)} of {self._min_nodes} came ({named}{more}); {missing} never did"

@@ -136,3 +136,14 @@ def test_a_bad_deepspeed_env_line_is_one_error_naming_file_and_line(dirs, text: 
     with pytest.raises(RemoteEnvError) as caught:
         remote_env({}, (), cwd, home)
     assert caught.value.where == f"{cwd / '.deepspeed_env'}{where}"
+
+
+def test_the_launchers_internal_variables_are_never_sent_and_never_set_by_a_file_or_export(dirs) -> None:
+    cwd, home = dirs
+    environ = {"ACCEL_STORE_FD": "3", "ACCEL_LAUNCHER_PID": "1", "ACCEL_NODE_JOB": "{}", "ACCEL_ACCELERATOR": "cpu"}
+    assert remote_env(environ, (), cwd, home) == {"ACCEL_ACCELERATOR": "cpu"}
+    with pytest.raises(RemoteEnvError, match="^--export 'ACCEL_STORE_FD': the launcher's own internal variable"):
+        remote_env(environ, ["ACCEL_STORE_FD"], cwd, home)
+    (cwd / ".accel_env").write_text("ACCEL_NODE_JOB={}\n")
+    with pytest.raises(RemoteEnvError, match="accel_env:1: 'ACCEL_NODE_JOB': the launcher's own internal variable"):
+        remote_env({}, (), cwd, home)

@@ -1,0 +1,93 @@
+"""The operating system's limits on the launcher, worded as limits (docs/RELIABILITY.md, "A limit is worded as
+a limit"): the ones it can judge are checked before anything starts, and a limit it runs into anyway is one line
+naming that limit, never an internal error.
+
+A leaf and click-free: the first check runs before click is imported (launcher/cli/start.py), the last one in
+the internal-error guard (launcher/cli/internal_error.py).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import resource
+
+__all__ = ["open_files_problem", "address_space_problem", "exhausted_limit", "LIMIT_STATUS", "MIN_OPEN_FILES",
+           "OPEN_FILES_PER_RANK", "ENGINE_ADDRESS_SPACE"]
+
+# A limit is the user's setting, as bad input is: the same exit status.
+LIMIT_STATUS = 2
+
+# What the launcher (with torch elastic's agent, the heavier path) and one rank of a gloo job need of open files,
+# measured on both paths: 2 ranks ran at 24 and failed at 16; 8 ranks ran at 64 and failed at 32.
+MIN_OPEN_FILES = 32
+OPEN_FILES_PER_RANK = 4
+# The engine path imports torch into the launcher: at 400 MiB of address space it aborted (std::bad_alloc), at
+# 800 MiB it ran; the direct path needs far less and is not checked.
+ENGINE_ADDRESS_SPACE = 1 << 30
+_MIB = 1 << 20
+# Words by which torch's own errors (DistStoreError, DistNetworkError, an ImportError of its libraries) say a
+# limit was reached: libuv's "Failed to init uv loop" is its EMFILE.
+_OPEN_FILES_WORDS = ("too many open files", "emfile", "failed to init uv loop")
+_MEMORY_WORDS = ("cannot allocate memory", "failed to map segment", "bad_alloc", "can't start new thread")
+
+
+def open_files_problem(ranks: int = 0) -> str | None:
+    """The line for an open-file limit (ulimit -n) too low for the launcher and `ranks` ranks, else None."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    needed = MIN_OPEN_FILES + OPEN_FILES_PER_RANK * ranks
+    if soft == resource.RLIM_INFINITY or soft >= needed:
+        return None
+    share = f"{MIN_OPEN_FILES}, and {OPEN_FILES_PER_RANK} per rank"
+    for_whom = f" for {ranks} rank(s) on this node ({share})" if ranks else ""
+    return (f"the open-file limit (ulimit -n) is {soft}; accel-launch needs at least {needed} open files{for_whom}: "
+            "raise it, e.g. ulimit -n 1024")
+
+
+def address_space_problem() -> str | None:
+    """The line for an address-space limit (ulimit -v) too small for a launcher that imports torch, else None."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY or soft >= ENGINE_ADDRESS_SPACE:
+        return None
+    return (f"the address-space limit (ulimit -v) is {soft // _MIB} MiB; a launch on torch elastic's engine imports "
+            f"torch, which needs at least {ENGINE_ADDRESS_SPACE // _MIB} MiB: raise the limit, or unset it")
+
+
+def exhausted_limit(exc: BaseException) -> str | None:
+    """The one line for an exception (or one it came from) that says a limit was reached, else None."""
+    seen = 0
+    while exc is not None and seen < 10:
+        line = _limit_of(exc)
+        if line is not None:
+            return line
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return None
+
+
+def _limit_of(exc: BaseException) -> str | None:
+    if isinstance(exc, FileNotFoundError) and "No usable temporary directory" in str(exc):
+        return (f"no usable folder for temporary files: TMPDIR ({os.environ.get('TMPDIR') or 'unset'}), /tmp, "
+                f"/var/tmp and the working directory all refused a file{_file_size_note()}; set TMPDIR to a "
+                "folder you can write")
+    code = exc.errno if isinstance(exc, OSError) else None
+    text = str(exc).lower()
+    if code == errno.ENFILE:
+        return "the system's open-file table is full (ENFILE): close files elsewhere, or raise fs.file-max"
+    if code == errno.EMFILE or any(words in text for words in _OPEN_FILES_WORDS):
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+        return f"the open-file limit (ulimit -n) of {_shown(soft)} was reached: raise it, e.g. ulimit -n 1024"
+    if isinstance(exc, MemoryError) or code == errno.ENOMEM or any(words in text for words in _MEMORY_WORDS):
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft == resource.RLIM_INFINITY:
+            return "the launcher ran out of memory (no address-space limit is set: the machine's memory ran out)"
+        return f"the address-space limit (ulimit -v) of {soft // _MIB} MiB was reached: raise the limit, or unset it"
+    return None
+
+
+def _file_size_note() -> str:
+    soft, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
+    return "" if soft == resource.RLIM_INFINITY else f" (the file-size limit, ulimit -f, is {soft} bytes)"
+
+
+def _shown(limit: int) -> str:
+    return "unlimited" if limit == resource.RLIM_INFINITY else str(limit)
