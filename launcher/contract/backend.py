@@ -25,8 +25,8 @@ __all__ = ["ResolvedBackend", "BackendClaim", "NodeClaim", "ClaimFormatError", "
            "MAX_CLAIM_BYTES"]
 
 # The rdzv_configs keys that carry a node's claim to its backend agreement.
-CLAIM_KEYS = ("accel_backend", "accel_backend_source", "accel_host")
-# A claim is three short strings (a path in its source at most): far below this.
+CLAIM_KEYS = ("accel_backend", "accel_backend_source", "accel_host", "accel_accelerator")
+# A claim is a few short strings (a path in its source at most): far below this.
 MAX_CLAIM_BYTES = 64 << 10
 
 
@@ -57,18 +57,26 @@ class ResolvedBackend:
         name = environ.get(BACKEND_VAR, "")
         return cls(name=name, source=environ.get(BACKEND_SOURCE_VAR, BACKEND_VAR), requested=name)
 
-    def rendezvous_options(self, host: str) -> dict[str, str]:
-        """The rdzv_configs entries that make this node's `BackendClaim` at the backend agreement."""
-        return dict(zip(CLAIM_KEYS, (self.name, self.source, host)))
+    def rendezvous_options(self, host: str, accelerator: str) -> dict[str, str]:
+        """The rdzv_configs entries that make this node's `BackendClaim` at the backend agreement (its torch and
+        Python are the node launcher's own)."""
+        return dict(zip(CLAIM_KEYS, (self.name, self.source, host, accelerator)))
 
 
 @dataclass(frozen=True)
 class BackendClaim:
-    """One node's resolved backend, the level it came from (`--compile-backend`, ...) and its host."""
+    """One node's resolved backend, the level it came from (`--compile-backend`, ...) and its host; and the facts
+    that must be the same on every node beside it: torch's version (with its build, `2.13.0+cpu`), Python's
+    version, the accelerator kind and, where ranks agree, the job's size as the member counts it ('' where a
+    caller has none to give)."""
 
     backend: str
     source: str
     host: str
+    torch: str = ""
+    python: str = ""
+    accelerator: str = ""
+    world: str = ""
 
     def encode(self) -> bytes:
         """The claim as the bytes a rendezvous store holds."""
@@ -102,7 +110,7 @@ class NodeClaim:
 
 
 def _claim(record: dict[str, object], extra: set[str]) -> BackendClaim:
-    """The claim in `record`, which must hold its three strings and the `extra` fields, nothing else."""
+    """The claim in `record`, which must hold its strings and the `extra` fields, nothing else."""
     text = [field.name for field in fields(BackendClaim)]
     for name in text:
         if name in record and not isinstance(record[name], str):
@@ -113,7 +121,7 @@ def _claim(record: dict[str, object], extra: set[str]) -> BackendClaim:
         said = [f"missing {', '.join(missing)}"] if missing else []
         said += [f"unknown {', '.join(repr(short_line(name, 40)) for name in unknown[:3])}"] if unknown else []
         raise ClaimFormatError(f"its fields are not {', '.join(sorted(expected))} ({'; '.join(said)})")
-    return BackendClaim(str(record["backend"]), str(record["source"]), str(record["host"]))
+    return BackendClaim(**{name: str(record[name]) for name in text})
 
 
 def _json_object(raw: bytes) -> dict[str, object]:

@@ -9,6 +9,7 @@ __all__ = [
     "NODE_JOB_VAR", "NODE_HOSTS_VAR", "NODE_DEVICES_VAR", "NODE_RANK_VAR", "NODE_HOST_VAR", "NODE_COUNT_VAR",
     "STOP_ON_STDIN_EOF", "ACCELERATOR_KEYWORD", "DEFAULT_SOURCE", "DEFAULT_MASTER_PORT", "TORCHRUN_RUN_ID",
     "VALIDATION_STATUS", "TIMEOUT_STATUS", "REFUSAL_PHRASE", "START_REFUSAL_PHRASE", "LAUNCH_PATH_VAR", "STORE_FD_VAR",
+    "AGREEMENT_VAR",
     "INTERNAL_VARS", "HEAD_VARS",
 ]
 
@@ -31,6 +32,9 @@ TORCHRUN_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_
 # elastic's agent always); and, on the direct path, the listening socket rank 0 alone inherits to host the store.
 LAUNCH_PATH_VAR = "ACCEL_LAUNCH_PATH"
 STORE_FD_VAR = "ACCEL_STORE_FD"
+# The direct path of several nodes: the ranks make the agreement at init_process_group; its value is the seconds
+# a rank waits for the others there (--rdzv-timeout).
+AGREEMENT_VAR = "ACCEL_AGREEMENT_SECONDS"
 
 # What the head of a hostfile launch hands each node launcher: the job, and the node table.
 NODE_JOB_VAR = "ACCEL_NODE_JOB"
@@ -42,7 +46,7 @@ NODE_COUNT_VAR = "ACCEL_NODE_COUNT"
 # The launcher's own variables, which it sets for its children only: what the user's environment or a parent launch
 # left of them is never trusted, but removed where the launcher starts (docs/RELIABILITY.md, "Internal variables").
 # A node launcher keeps HEAD_VARS, its job from its head, until it has read them.
-INTERNAL_VARS = (STORE_FD_VAR, LAUNCHER_PID_VAR, BACKEND_SOURCE_VAR)
+INTERNAL_VARS = (STORE_FD_VAR, LAUNCHER_PID_VAR, BACKEND_SOURCE_VAR, AGREEMENT_VAR)
 HEAD_VARS = (NODE_JOB_VAR,)
 # The node launcher's one flag: stop its ranks when its standard input closes (the head's ssh went away).
 STOP_ON_STDIN_EOF = "--stop-on-stdin-eof"

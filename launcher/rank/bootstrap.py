@@ -26,6 +26,7 @@ from launcher.rank.after_import import after_import
 from launcher.rank.cpu_binding import apply_cpu_binding
 from launcher.rank.deepspeed_bridge import bridge_deepspeed
 from launcher.rank.hf_bridge import bridge_transformers
+from launcher.rank.node_agreement import agree_at_first_init
 from launcher.rank.refusal import refuse
 from launcher.rank.store_host import host_store_when_imported
 from launcher.rank.validate_backend import install_backend
@@ -39,13 +40,16 @@ def main(argv: list[str] | None = None) -> None:
     """Validate, then run the program; exits 2 with one line when the backend is refused, or when the rank
     cannot start (a CPU binding it cannot apply, a --no-python program exec cannot run)."""
     mode, target, *args = sys.argv[1:] if argv is None else argv
-    _die_with_launcher()
-    host_store_when_imported()
     try:
-        apply_cpu_binding()
-    except ValueError as exc:  # the launcher checked it; a value changed since, or another node's cores
-        refuse(str(exc), START_REFUSAL_PHRASE)
-    try:
+        # Within the try from the first step: once the SIGTERM handler is set the launcher passes Ctrl-C on as
+        # SIGINT (before, as SIGTERM), which must end the rank below, silently.
+        _die_with_launcher()
+        host_store_when_imported()
+        agree_at_first_init()
+        try:
+            apply_cpu_binding()
+        except ValueError as exc:  # the launcher checked it; a value changed since, or another node's cores
+            refuse(str(exc), START_REFUSAL_PHRASE)
         folder = _program_folder(mode, target)
         if folder is not None:
             sys.path.insert(0, folder)

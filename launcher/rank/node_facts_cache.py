@@ -58,7 +58,9 @@ logger = logging.getLogger(__name__)
 NO_CACHE_VAR = "ACCEL_LAUNCH_NO_CACHE"
 _FORMAT = 1
 _MAX_FILE_BYTES = 1 << 20
-LOCK_WAIT_SECONDS = 3.0
+# Longer than one walk of the registry takes on a loaded 2-core machine (5 s seen), so that the ranks of a node
+# still share one walk; short enough that a stuck holder costs a launch seconds, not forever.
+LOCK_WAIT_SECONDS = 10.0
 _LOCK_POLL_SECONDS = 0.05
 
 

@@ -18,10 +18,11 @@ def test_a_rank_reads_back_the_name_and_source_its_environment_carries() -> None
     assert BACKEND.environment() == {BACKEND_VAR: "eager", BACKEND_SOURCE_VAR: "--compile-backend"}
 
 
-def test_a_claim_made_from_the_rendezvous_options_names_the_backend_its_source_and_host() -> None:
-    options = BACKEND.rendezvous_options("node-a")
+def test_a_claim_made_from_the_rendezvous_options_names_the_backend_its_source_host_and_device() -> None:
+    options = BACKEND.rendezvous_options("node-a", "cpu")
     assert tuple(options) == CLAIM_KEYS
-    assert BackendClaim(*(options[key] for key in CLAIM_KEYS)) == BackendClaim("eager", "--compile-backend", "node-a")
+    assert BackendClaim(*(options[key] for key in CLAIM_KEYS)) == BackendClaim("eager", "--compile-backend", "node-a",
+                                                                               "cpu")
 
 
 def test_the_job_holds_the_backend_once_and_keeps_what_was_requested_on_its_way_to_a_node() -> None:

@@ -30,7 +30,7 @@ from launcher.run.leftovers import log_folder
 from launcher.run.rank_process import rank_command
 from launcher.run.rank_stop import stop_ranks
 from launcher.run.reaper import become_subreaper, reaping_adopted, sweep_descendants
-from launcher.run.rendezvous.choice import master_addr, run_id
+from launcher.run.rendezvous.choice import master_addr, rendezvous, run_id
 from launcher.run.spawn import JobOutcome
 from launcher.signal_rules import forward_action, hurry_stop, set_stop_action, stop_outcome
 
@@ -71,7 +71,8 @@ def run_direct(config: JobConfig) -> JobOutcome:
     ranks = Ranks()
     try:
         try:
-            listener = listen_for_ranks(config)
+            # Node 0 hosts global rank 0, and so the store: only its launcher listens (docs/ARCHITECTURE.md).
+            listener = listen_for_ranks(config) if config.node_rank == 0 else None
         except PortBusyError as exc:
             return JobOutcome(1, str(exc))
         logs = RankLogs(config, log_root, run_id(config))
@@ -90,7 +91,7 @@ def run_direct(config: JobConfig) -> JobOutcome:
             shutil.rmtree(log_root, ignore_errors=True)
 
 
-def _run(config: JobConfig, ranks: Ranks, logs: RankLogs, listener: socket.socket) -> JobOutcome | None:
+def _run(config: JobConfig, ranks: Ranks, logs: RankLogs, listener: socket.socket | None) -> JobOutcome | None:
     """Start the ranks; wait for the first failure (None), the last success, a stop signal or the timeout; stop
     the ranks still running."""
     settings = config.settings
@@ -120,21 +121,24 @@ def _run(config: JobConfig, ranks: Ranks, logs: RankLogs, listener: socket.socke
                              f"the job ran past --timeout {settings.timeout:g}s; every rank was stopped")
     finally:
         set_stop_action(hurry_stop)
-        listener.close()
+        if listener is not None:
+            listener.close()
     by_rank = {config.global_rank(local_rank): process for local_rank, process in ranks.processes.items()}
     stop_ranks(by_rank, death_sig, settings.grace_period, wait=ranks.wait_exits)
     return outcome
 
 
-def _start(config: JobConfig, argv: list[str], ranks: Ranks, logs: RankLogs, listener: socket.socket) -> None:
-    """Rank 0 first, with the listening socket (the launcher's copy is closed once it has it), then the rest."""
-    master = (master_addr(config), listener.getsockname()[1])
+def _start(config: JobConfig, argv: list[str], ranks: Ranks, logs: RankLogs, listener: socket.socket | None) -> None:
+    """Rank 0 first, with the listening socket where this node has it (the launcher's copy is closed once the rank
+    has it), then the rest."""
+    port = listener.getsockname()[1] if listener is not None else int(rendezvous(config)[1].rpartition(":")[2])
+    master = (master_addr(config), port)
     environ = dict(os.environ)
     for streams in logs.ranks:
         env = {**worker_env(config, streams.local_rank, logs.run_id, master, environ),
                "TORCHELASTIC_ERROR_FILE": streams.error_file}
         fds: tuple[int, ...] = ()
-        if streams.local_rank == 0:
+        if streams.local_rank == 0 and listener is not None:
             env[STORE_FD_VAR], fds = str(listener.fileno()), (listener.fileno(),)
         process = ranks.start(streams.local_rank, argv, env, streams.stdout, streams.stderr, fds)
         logs.start_copies(streams.local_rank, process)

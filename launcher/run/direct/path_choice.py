@@ -1,8 +1,10 @@
 """Which way this node's ranks start: by the launcher itself (the direct path, torch-free), or by torch
 elastic's agent (the engine path), and why.
 
-The direct path takes a fixed single node without restarts, with nothing that only the engine does: its
-ranks start before the launcher would have finished importing torch (docs/ARCHITECTURE.md, "Two paths").
+The direct path takes a fixed node count without restarts where each node knows its rank before it starts (one
+node; or torchrun's static form, `--nnodes N --node-rank R --master-addr A --master-port P`), with nothing that
+only the engine does: its ranks start before the launcher would have finished importing torch
+(docs/ARCHITECTURE.md, "Two paths").
 `ACCEL_LAUNCH_PATH=engine` sends every launch to the engine (the tests use it to run each launch both ways).
 """
 
@@ -14,7 +16,7 @@ from launcher.contract.engine_options import DEFAULT_LOGS_SPECS
 from launcher.contract.job import JobConfig
 from launcher.contract.names import LAUNCH_PATH_VAR
 from launcher.errors import UsageError
-from launcher.run.rendezvous.choice import ONE_NODE_BACKEND, rendezvous
+from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, rendezvous
 
 __all__ = ["engine_reason", "path_text"]
 
@@ -29,12 +31,15 @@ def engine_reason(config: JobConfig, environ: Mapping[str, str]) -> str | None:
     if asked not in _PATHS:
         raise UsageError(LAUNCH_PATH_VAR, asked, f"expected one of {', '.join(_PATHS)}")
     settings, engine = config.settings, config.settings.engine
+    low, high = config.node_range
+    backend = rendezvous(config)[0].removeprefix(AGREEMENT_PREFIX)
     reasons = (
         (asked == "engine", f"{LAUNCH_PATH_VAR}=engine"),
-        (config.node_range != (1, 1), "more than one node (or a node range)"),
+        (low != high, "a node range (--nnodes MIN:MAX)"),
         (settings.max_restarts > 0, "--max-restarts above 0"),
-        (bool(config.rdzv_endpoint) or rendezvous(config)[0] not in (ONE_NODE_BACKEND, "static"),
-         "a rendezvous endpoint to meet at"),
+        (bool(config.rdzv_endpoint) or backend not in (ONE_NODE_BACKEND, "static"),
+         "a rendezvous endpoint to meet at" if high == 1 else
+         "several nodes meeting at a rendezvous endpoint, where a node learns its rank only there"),
         (config.program.mode == "exec", "--no-python (rank 0 runs no bootstrap to host the store)"),
         (engine.event_log_handler != "null", "--event-log-handler"),
         (bool(engine.duplicate_stdout_filters or engine.duplicate_stderr_filters), "--duplicate-*-filters"),
@@ -49,6 +54,9 @@ def engine_reason(config: JobConfig, environ: Mapping[str, str]) -> str | None:
 def path_text(config: JobConfig, environ: Mapping[str, str]) -> str:
     """The dry-run's row: which path, and why."""
     reason = engine_reason(config, environ)
+    if reason is None and config.node_range[1] > 1:
+        return ("direct: each node's launcher starts its ranks itself (a fixed node count, its node rank known, no "
+                "restarts); global rank 0 hosts the store on node 0's --master-port")
     if reason is None:
         return "direct: the launcher starts the ranks itself (one node, no restarts); rank 0 hosts the store"
     return f"engine: torch elastic's agent starts the ranks ({reason})"

@@ -8,7 +8,7 @@ import os
 from collections.abc import Mapping
 
 from launcher.contract.job import JobConfig
-from launcher.contract.names import LAUNCHER_PID_VAR
+from launcher.contract.names import AGREEMENT_VAR, LAUNCHER_PID_VAR
 
 __all__ = ["worker_env"]
 
@@ -19,7 +19,8 @@ _SIGNALS_VAR = "TORCHELASTIC_SIGNALS_TO_HANDLE"
 def worker_env(config: JobConfig, local_rank: int, job_run_id: str, master: tuple[str, int],
                environ: Mapping[str, str]) -> dict[str, str]:
     """The whole environment of local rank `local_rank` (its error file is added where its logs are made)."""
-    world = str(config.nproc_per_node)
+    nodes = config.node_range[0]  # fixed on the direct path
+    world = str(nodes * config.nproc_per_node)
     rank = str(config.global_rank(local_rank))
     return {
         **environ,
@@ -30,9 +31,9 @@ def worker_env(config: JobConfig, local_rank: int, job_run_id: str, master: tupl
         "GROUP_RANK": str(config.node_rank),
         "ROLE_RANK": rank,
         "ROLE_NAME": config.settings.engine.role,
-        "LOCAL_WORLD_SIZE": world,
+        "LOCAL_WORLD_SIZE": str(config.nproc_per_node),
         "WORLD_SIZE": world,
-        "GROUP_WORLD_SIZE": "1",
+        "GROUP_WORLD_SIZE": str(nodes),
         "ROLE_WORLD_SIZE": world,
         "MASTER_ADDR": master[0],
         "MASTER_PORT": str(master[1]),
@@ -42,4 +43,6 @@ def worker_env(config: JobConfig, local_rank: int, job_run_id: str, master: tupl
         "TORCHELASTIC_USE_AGENT_STORE": "True",
         "TORCH_NCCL_ASYNC_ERROR_HANDLING": environ.get("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1"),
         "LOCAL_RANK": str(local_rank),
+        # Several nodes: no launcher imports torch, so the ranks agree (launcher/rank/node_agreement.py).
+        **({AGREEMENT_VAR: str(config.settings.rdzv_timeout)} if nodes > 1 else {}),
     }

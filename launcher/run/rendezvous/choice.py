@@ -41,7 +41,8 @@ def rendezvous(config: JobConfig) -> tuple[str, str, dict[str, object]]:
     options = {"rank": config.node_rank, **timeouts} if backend == "static" else timeouts
     if config.node_range[1] > 1 and backend in AGREEING:
         backend = AGREEMENT_PREFIX + backend
-        options = {**options, **config.backend.rendezvous_options(socket.gethostname()), **_store_side(config)}
+        claim = config.backend.rendezvous_options(socket.gethostname(), config.accelerator)
+        options = {**options, **claim, **_store_side(config)}
     return backend, endpoint, options
 
 

@@ -25,7 +25,9 @@ def test_a_lone_node_without_restarts_takes_the_direct_path(cli: CliRunnerFn, fl
 @pytest.mark.parametrize(("flags", "env", "reason"), [
     ([], {"ACCEL_LAUNCH_PATH": "engine"}, "ACCEL_LAUNCH_PATH=engine"),
     (["--max-restarts", "1"], {}, "--max-restarts above 0"),
-    (["--nnodes", "1:2", "--rdzv-endpoint", "127.0.0.1:29400"], {}, "more than one node (or a node range)"),
+    (["--nnodes", "1:2", "--rdzv-endpoint", "127.0.0.1:29400"], {}, "a node range (--nnodes MIN:MAX)"),
+    (["--nnodes", "2", "--rdzv-endpoint", "127.0.0.1:29400"], {},
+     "several nodes meeting at a rendezvous endpoint, where a node learns its rank only there"),
     (["--rdzv-endpoint", "127.0.0.1:29400"], {}, "a rendezvous endpoint to meet at"),
     (["--rdzv-backend", "static", "--rdzv-endpoint", "127.0.0.1:29400"], {}, "a rendezvous endpoint to meet at"),
     (["--no-python"], {}, "--no-python (rank 0 runs no bootstrap to host the store)"),
@@ -33,7 +35,7 @@ def test_a_lone_node_without_restarts_takes_the_direct_path(cli: CliRunnerFn, fl
     (["--duplicate-stdout-filters", "loss"], {}, "--duplicate-*-filters"),
     (["--virtual-local-rank"], {}, "--virtual-local-rank"),
     ([], {"TORCHELASTIC_ENABLE_FILE_TIMER": "1"}, "TORCHELASTIC_ENABLE_FILE_TIMER or TORCHELASTIC_HEALTH_CHECK_PORT"),
-], ids=["forced", "restarts", "node-range", "endpoint", "static-endpoint", "no-python", "event-log", "filters", "virtual", "watchdog"])
+], ids=["forced", "restarts", "node-range", "c10d-nodes", "endpoint", "static-endpoint", "no-python", "event-log", "filters", "virtual", "watchdog"])
 def test_what_only_the_engine_does_sends_the_launch_there_and_the_plan_says_why(
         cli: CliRunnerFn, flags: list[str], env: dict[str, str], reason: str) -> None:
     target = "true" if "--no-python" in flags else str(RECORD_RANK)
@@ -50,3 +52,19 @@ def test_an_unknown_launch_path_is_one_line_and_exit_2(cli: CliRunnerFn) -> None
     assert result.status == 2
     assert result.stderr == ("accel-launch: error: invalid value for ACCEL_LAUNCH_PATH: 'fast' "
                              "(expected one of auto, engine)\n")
+
+
+SEVERAL = ("direct: each node's launcher starts its ranks itself (a fixed node count, its node rank known, no "
+           "restarts); global rank 0 hosts the store on node 0's --master-port")
+
+
+@pytest.mark.parametrize("node_rank", ["0", "1"])
+def test_torchruns_static_form_on_several_nodes_takes_the_direct_path(cli: CliRunnerFn, node_rank: str) -> None:
+    result = cli(["--dry-run", "--nnodes", "2", "--node-rank", node_rank, "--master-addr", "10.1.2.3",
+                  "--master-port", "29123", "--nproc-per-node", "2", str(RECORD_RANK)])
+
+    assert result.status == 0, result.stderr
+    assert result.row("launch path") == SEVERAL
+    first = int(node_rank) * 2
+    assert result.row("rank env 0").startswith(f"RANK={first} LOCAL_RANK=0 WORLD_SIZE=4 LOCAL_WORLD_SIZE=2 "
+                                               f"GROUP_RANK={node_rank} MASTER_ADDR=10.1.2.3 MASTER_PORT=29123")

@@ -15,7 +15,8 @@ def main(endpoint: str, run_id: str, backend: str, host: str, is_host: str, out:
     extra = {} if is_host == "auto" else {"is_host": is_host}
     params = RendezvousParameters(
         backend="accel-c10d", endpoint=endpoint, run_id=run_id, min_nodes=2, max_nodes=2, join_timeout=30,
-        accel_backend=backend, accel_backend_source="--compile-backend", accel_host=host, **extra,
+        accel_backend=backend, accel_backend_source="--compile-backend", accel_host=host, accel_accelerator="cpu",
+        **extra,
     )
     handler = rendezvous_handler_registry.create_handler(params)
     try:

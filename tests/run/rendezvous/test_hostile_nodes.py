@@ -29,7 +29,8 @@ FORGED = "accel-launch: error: forged"
 
 def fields(**changed: object) -> bytes:
     """A claim record with `changed` fields (None: left out)."""
-    record = {"backend": "eager", "source": "--compile-backend", "host": "hostile", "node": 1, **changed}
+    record = {"backend": "eager", "source": "--compile-backend", "host": "hostile", "torch": "", "python": "",
+              "accelerator": "", "world": "", "node": 1, **changed}
     return json.dumps({key: value for key, value in record.items() if value is not None}).encode()
 
 
@@ -39,7 +40,7 @@ HOSTILE_BYTES = {
     "not JSON": (b"backend=eager", "it is not JSON (Expecting value at line 1 column 1)"),
     "a list": (b'["eager", "--compile-backend", "hostile"]', "it is a list, not a JSON object"),
     "a string": (b'"eager"', "it is a string, not a JSON object"),
-    "a field missing": (fields(host=None), "its fields are not backend, host, "),
+    "a field missing": (fields(host=None), "its fields are not accelerator, backend, host, "),
     "an unknown field": (fields(evil="\n" + FORGED), "unknown 'evil'"),
     "a field of the wrong type": (fields(host=["a", "b"]), "its host is not a string but a list"),
     "nested 100,000 deep": (b"[" * 100_000 + b"]" * 100_000, "it is 200000 bytes, more than the 65536"),
@@ -121,7 +122,7 @@ def test_hostile_bytes_as_node_0s_claim_stop_every_honest_node_with_one_line_nam
 def test_a_hostile_differing_record_stops_every_honest_node_with_one_line(case: str) -> None:
     raw, fragment = {
         "a node number out of range": (fields(node=7), "it names node 7, not one of nodes 1 to 2"),
-        "node 0's own backend": (fields(backend="inductor"), "it says it differs from node 0 but names node 0's"),
+        "node 0's own backend": (fields(backend="inductor"), "it says it differs from node 0 but claims the same"),
     }.get(case) or HOSTILE_BYTES[case]
 
     results, seconds = run_nodes({0: honest(0, 3), 1: differing_node_1(raw, 3), 2: honest(2, 3)})
