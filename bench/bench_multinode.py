@@ -164,12 +164,16 @@ def launch_paths(place: Place, forms: Sequence[str]) -> list[str]:
 
 
 def launcher_measured() -> str:
-    """Which accel-launch code ran: the package's folder and its git commit (dirty when it has edits)."""
-    where = subprocess.run([str(BIN / "python"), "-c", "import launcher, os; print(os.path.dirname(launcher.__file__))"],
-                           env=ENV, capture_output=True, text=True, check=True).stdout.strip()
-    commit = subprocess.run(["git", "-C", where, "describe", "--always", "--dirty"], capture_output=True,
-                            text=True).stdout.strip()
-    return f"accel-launch measured: {where} at {commit or 'an unknown commit'}"
+    """Which accel-launch code ran: the package's folder, the last commit that changed it, and whether it has
+    edits not committed."""
+    probe = "import launcher, os; print(os.path.dirname(launcher.__file__))"
+    where = subprocess.run([str(BIN / "python"), "-c", probe], env=ENV, capture_output=True, text=True,
+                           check=True).stdout.strip()
+    git = ["git", "-C", where]
+    commit = subprocess.run([*git, "log", "-1", "--format=%h %s", "--", "."], capture_output=True, text=True).stdout
+    edits = subprocess.run([*git, "status", "--porcelain", "--", "."], capture_output=True, text=True).stdout
+    return (f"accel-launch measured: {where}, last changed at {commit.strip() or 'an unknown commit'}"
+            + (" (with edits not committed)" if edits.strip() else ""))
 
 
 def measure_place(place: Place, options: argparse.Namespace, table: list[str], verdicts: list[str],
