@@ -20,16 +20,14 @@ import argparse
 import os
 import resource
 import shutil
-import socket
 import statistics
 import subprocess
 import tempfile
-import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
-from measure import BIN, check_status, machine
+from measure import BIN, check_status, free_port, interleave, machine, watch_peak_rss
 
 HERE = Path(__file__).resolve().parent
 SCRIPT = HERE / "scripts" / "first_line.py"
@@ -42,14 +40,6 @@ SCENARIOS = {
 METRICS = ("wall s", "CPU s", "first line rank 0 s", "first line last rank s", "last end to exit s",
            "launcher peak RSS MiB")
 CONTENDERS = ("direct", "torchrun", "accel-launch", "accel-launch engine")
-# How often the launcher's VmHWM is read while it runs (a high-water mark: the last read is its peak so far).
-RSS_POLL_SECONDS = 0.02
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def launch(contender: str, ranks: int, args: Sequence[str], stamps: Path) -> tuple[float, float, float, float]:
@@ -86,27 +76,6 @@ def launch(contender: str, ranks: int, args: Sequence[str], stamps: Path) -> tup
     return start, end, cpu, peak
 
 
-def watch_peak_rss(pid: int) -> list[int]:
-    """A list a daemon thread fills with the process's VmHWM (KiB) until the process is gone."""
-    peaks: list[int] = []
-    status = Path(f"/proc/{pid}/status")
-
-    def poll() -> None:
-        while True:
-            try:
-                text = status.read_text()
-            except OSError:
-                return
-            hwm = [line for line in text.splitlines() if line.startswith("VmHWM:")]
-            if not hwm:  # a zombie: nothing left to read
-                return
-            peaks.append(int(hwm[0].split()[1]))
-            time.sleep(RSS_POLL_SECONDS)
-
-    threading.Thread(target=poll, daemon=True).start()
-    return peaks
-
-
 def measure(contender: str, ranks: int, args: Sequence[str]) -> dict[str, float]:
     stamps = Path(tempfile.mkdtemp(prefix="stamps-"))
     try:
@@ -123,17 +92,6 @@ def measure(contender: str, ranks: int, args: Sequence[str]) -> dict[str, float]
         "last end to exit s": end - max(ends),
         "launcher peak RSS MiB": peak,
     }
-
-
-def interleaved(jobs: dict[str, Callable[[], dict[str, float]]], runs: int) -> dict[str, list[dict[str, float]]]:
-    """One warm-up round, then `runs` rounds, each contender in turn."""
-    samples: dict[str, list[dict[str, float]]] = {name: [] for name in jobs}
-    for round_number in range(runs + 1):
-        for name, job in jobs.items():
-            result = job()
-            if round_number:
-                samples[name].append(result)
-    return samples
 
 
 def rows(scenario: str, ranks: int, samples: dict[str, list[dict[str, float]]], verdicts: list[str]) -> list[str]:
@@ -210,7 +168,7 @@ def main() -> None:
             continue
         for ranks in map(int, options.ranks.split(",")):
             jobs = {name: (lambda name=name: measure(name, ranks, args)) for name in CONTENDERS}
-            table.extend(rows(scenario, ranks, interleaved(jobs, options.runs), verdicts))
+            table.extend(rows(scenario, ranks, interleave(jobs, options.runs), verdicts))
             print("\n".join(table[-len(METRICS):]), flush=True)
     table.extend(bootstrap_cost(max(options.runs, 5)))
     facts = [*machine(), *options.note, load(load_before)]

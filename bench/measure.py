@@ -1,19 +1,26 @@
-"""Timing, memory and reporting helpers for bench_launch.py: run commands, summarise, describe the machine."""
+"""Timing, memory and reporting helpers for the benches: run commands, watch a launcher's memory, interleave
+contenders, summarise, describe the machine."""
 
 from __future__ import annotations
 
 import os
 import platform
+import socket
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TypeVar
 
 BIN = Path(sys.executable).parent
+# How often a launcher's VmHWM is read while it runs (a high-water mark: the last read is its peak so far).
+RSS_POLL_SECONDS = 0.02
+Sample = TypeVar("Sample")
 
 
 @dataclass(frozen=True)
@@ -67,15 +74,44 @@ def peak_rss_mib(command: Sequence[str], env: Mapping[str, str], cwd: Path) -> f
     return peak / 1024
 
 
-def interleave(contenders: Mapping[str, Callable[[], float]], runs: int, warmup: int = 1) -> dict[str, list[float]]:
+def interleave(contenders: Mapping[str, Callable[[], Sample]], runs: int, warmup: int = 1) -> dict[str, list[Sample]]:
     """Run each contender in turn, `warmup` rounds thrown away, then `runs` rounds kept."""
-    samples: dict[str, list[float]] = {name: [] for name in contenders}
+    samples: dict[str, list[Sample]] = {name: [] for name in contenders}
     for round_number in range(warmup + runs):
         for name, measure in contenders.items():
             value = measure()
             if round_number >= warmup:
                 samples[name].append(value)
     return samples
+
+
+def watch_peak_rss(pid: int) -> list[int]:
+    """A list a daemon thread fills with the process's VmHWM (KiB) until the process is gone: its own peak, not
+    its children's."""
+    peaks: list[int] = []
+    status = Path(f"/proc/{pid}/status")
+
+    def poll() -> None:
+        while True:
+            try:
+                text = status.read_text()
+            except OSError:
+                return
+            hwm = [line for line in text.splitlines() if line.startswith("VmHWM:")]
+            if not hwm:  # a zombie: nothing left to read
+                return
+            peaks.append(int(hwm[0].split()[1]))
+            time.sleep(RSS_POLL_SECONDS)
+
+    threading.Thread(target=poll, daemon=True).start()
+    return peaks
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 def summary(values: Sequence[float], unit: str) -> tuple[str, str]:

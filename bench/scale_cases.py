@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -14,7 +13,7 @@ from pathlib import Path
 
 import psutil
 
-from measure import BIN, Row, interleave
+from measure import BIN, Row, free_port, interleave
 
 __all__ = ["agreement", "torch_rendezvous", "hostfile", "fan_out", "loopback"]
 
@@ -160,7 +159,7 @@ def loopback(sizes: list[int], runs: int) -> list[Row]:
     for nodes in sizes:
         def launch(command: list[str]) -> Callable[[], float]:
             def once() -> float:
-                endpoint = f"127.0.0.1:{_free_port()}"
+                endpoint = f"127.0.0.1:{free_port()}"
                 argv = [*command, "--nnodes", str(nodes), "--nproc-per-node", "1", "--rdzv-backend", "c10d",
                         "--rdzv-endpoint", endpoint, "--rdzv-id", f"bench{nodes}", str(IMPORT_TORCH)]
                 began = time.perf_counter()
@@ -181,8 +180,3 @@ def loopback(sizes: list[int], runs: int) -> list[Row]:
         rows.append(Row(f"{nodes} node launchers on loopback, 1 rank each", "s", samples["accel"], samples["torchrun"]))
     return rows
 
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
