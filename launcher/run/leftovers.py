@@ -2,7 +2,9 @@
 
 A launcher killed with SIGKILL cannot remove its folder; the next launch with the same temp dir does.
 A folder counts as dead only when its owner file names a process (pid and start time) that is gone, so
-a folder being made right now, or one of another user, is never touched.
+a folder being made right now (its owner file written whole or not yet there: launchers starting side by side
+sweep each other's temp dir), one whose owner file says nothing readable, or one of another user, is never
+touched.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 
 import psutil
 
+from launcher.publish import publish_file
 from launcher.signal_rules import add_cleanup, signals_held
 
 __all__ = ["PREFIX", "log_folder", "make_private_folder", "sweep_dead_folders", "remove_own_folders"]
@@ -38,7 +41,7 @@ def make_private_folder() -> Path:
     with signals_held():  # a stop signal cannot come between the folder's making and its being known
         path = Path(tempfile.mkdtemp(prefix=PREFIX))
         _own.append(path)
-    (path / _OWNER_FILE).write_text(_identity(psutil.Process()), encoding="ascii")
+    publish_file(path / _OWNER_FILE, _identity(psutil.Process()))
     return path
 
 
@@ -69,7 +72,10 @@ def _identity(process: psutil.Process) -> str:
 
 
 def _alive(owner: str) -> bool:
+    """False only for an owner file that names a process which is gone; what cannot be read counts as alive."""
     pid_text, _, _ = owner.partition(" ")
+    if not pid_text.isascii() or not pid_text.isdigit():
+        return True
     try:
         process = psutil.Process(int(pid_text))
         return _identity(process) == owner.strip()
