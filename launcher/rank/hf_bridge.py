@@ -10,6 +10,7 @@ Where transformers is not installed, nothing of this is imported.
 
 from __future__ import annotations
 
+import functools
 from types import ModuleType
 from typing import Any
 
@@ -31,6 +32,7 @@ def _fill_unset_backend(module: ModuleType, accelerator: Accelerator) -> None:
     arguments = module.TrainingArguments
     original = arguments.__post_init__
 
+    @functools.wraps(original)
     def __post_init__(self: Any) -> None:
         wants_compile = self.torch_compile or self.torch_compile_mode is not None
         name = accelerator.get_compile_backend()
@@ -38,8 +40,6 @@ def _fill_unset_backend(module: ModuleType, accelerator: Accelerator) -> None:
             self.torch_compile_backend = name
         original(self)
 
-    __post_init__.__doc__ = original.__doc__
-    __post_init__.__wrapped__ = original  # type: ignore[attr-defined]
     arguments.__post_init__ = __post_init__
 
 
