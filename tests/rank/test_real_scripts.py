@@ -161,3 +161,13 @@ def test_the_hf_trainer_compiles_with_the_resolved_backend_unless_the_code_names
     assert got.returncode == 0, got.stderr[-3000:]
     assert _lines(got.stdout, "compiled with:") == [f"compiled with: {compiled_with}"]
     assert bool(_lines(got.stderr, NOTE)) == noted
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("launch_path", ["direct"], indirect=True)
+def test_a_forked_child_ended_by_sigterm_ends_alone(launch: Launcher, tmp_path: Path) -> None:
+    # The rank's own SIGTERM handler takes its whole process group along; a child gets the default back.
+    got = launch([str(SCRIPTS / "child_sigterm.py")], cwd=tmp_path)
+    assert got.returncode == 0, got.stderr[-3000:]
+    assert _lines(got.stdout, "child ended") == ["child ended by signal 15"]
