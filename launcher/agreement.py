@@ -22,7 +22,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any, TypeVar
 
-from launcher.contract.backend import BackendClaim, ClaimFormatError, NodeClaim
+from launcher.contract.resolved_backend import BackendClaim, ClaimFormatError, NodeClaim
 from launcher.escaped import short_line
 
 __all__ = ["agree", "disagreement", "ClaimsDiffer", "UntrustedRecord", "AgreementTimeout", "FACTS"]

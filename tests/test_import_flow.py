@@ -1,5 +1,5 @@
 """Imports run one way (docs/ARCHITECTURE.md): each folder of launcher/ imports only folders below it in the
-flow, and the leaves (launcher/contract/, the modules directly in launcher/, multinode/errors.py) import
+flow, and the leaves (launcher/contract/, the modules directly in launcher/) import
 only leaves. Read from the source with `ast`: nothing is imported."""
 
 from __future__ import annotations
@@ -72,13 +72,13 @@ def test_every_folder_imports_only_folders_below_it_in_the_flow() -> None:
 
 
 @pytest.mark.parametrize("source, target, allowed", [
-    ("run.spawn", "prepare.job", False),
+    ("run.spawn", "prepare.build_job", False),
     ("multinode.head.commands", "multinode.node.identity", False),
     ("multinode.node.identity", "multinode.head.selection", False),
-    ("rank.validate_backend", "resolve.backend", False),
-    ("contract.job", "prepare.job", False),
+    ("rank.validate_backend", "resolve.backend_order", False),
+    ("contract.job_config", "prepare.build_job", False),
     ("multinode.node.__main__", "cli.start", True),
-    ("prepare.job", "run.rank_process", True),
+    ("prepare.build_job", "run.rank_process", True),
     ("rank.bootstrap", "contract.names", True),
     ("run.spawn", "run.rendezvous.choice", True),
 ])

@@ -1,4 +1,4 @@
-"""The `accel-launch` command: a thin click layer over `launcher.prepare.job` and `launcher.run.spawn`.
+"""The `accel-launch` command: a thin click layer over `launcher.prepare.build_job` and `launcher.run.spawn`.
 
 All user-facing text of a launch is written here, and every domain error becomes exit status 2 here.
 """
@@ -20,12 +20,12 @@ from launcher.cli.numbers import Integer, Seconds
 from launcher.cli.peer_flags import REFUSED, both, peer_options
 from launcher.cli.pid_file import remove_pid_file, save_pid
 from launcher.cli.report import WithReport
-from launcher.contract.job import Program
+from launcher.contract.job_config import Program
 from launcher.errors import LaunchError
 from launcher.escaped import escaped_lines
 from launcher.limits import NODES, PORTS, RANKS_PER_NODE
 from launcher.multinode.head.selection import HostFlags
-from launcher.prepare.job import PreparedJob, check_ports, prepare_job
+from launcher.prepare.build_job import PreparedJob, check_ports, prepare_job
 from launcher.prepare.plan import format_plan, plan_rows
 from launcher.prepare.validate import check_options, working_directory
 from launcher.resource_limits import address_space_problem, open_files_problem
@@ -175,7 +175,7 @@ def run_node_job() -> None:
     """A node launcher that a hostfile launch's head started: the job comes as data
     (launcher.prepare.node_job), and this node only places it on itself."""
     from launcher.contract.names import HEAD_VARS, STOP_ON_STDIN_EOF
-    from launcher.prepare.job import place_node_job
+    from launcher.prepare.build_job import place_node_job
     from launcher.prepare.node_job import read_node_job
 
     try:

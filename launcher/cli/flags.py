@@ -21,8 +21,8 @@ from launcher.cli.peer_flags import REFUSED
 from launcher.errors import FlagConflictError, RefusedFlagError, UsageError
 from launcher.multinode.head.selection import HostFlags
 from launcher.contract.engine_options import EngineOptions, parse_ranks_filter
-from launcher.contract.entry_points import HANDLERS_GROUP, entry_point_names
-from launcher.contract.job import Program, RunSettings
+from launcher.contract.engine_options import HANDLERS_GROUP, entry_point_names
+from launcher.contract.job_config import Program, RunSettings
 from launcher.contract.names import DEFAULT_MASTER_PORT
 from launcher.contract.rdzv_conf import parse_rdzv_conf
 from launcher.prepare.local_slots import LOCALHOST, LocalSelection

@@ -1,6 +1,6 @@
 """`accel-launch report`: what a launch on this machine would use, and why (docs/CONTRACT.md section 5).
 
-The report resolves a launch exactly as `accel-launch` would (launcher.prepare.job) and shows it. When
+The report resolves a launch exactly as `accel-launch` would (launcher.prepare.build_job) and shows it. When
 that launch would be refused (a backend this accelerator does not support), the report still prints its
 table, says so in the row of the backend, and ends with the launch's own error line and exit status 2.
 """
@@ -16,9 +16,9 @@ from typing import Any
 import click
 
 from launcher.cli.error_exit import OneLineCommand, fail, fail_if_output_lost
-from launcher.contract.job import Program
+from launcher.contract.job_config import Program
 from launcher.errors import LaunchError
-from launcher.prepare.job import resolve_job
+from launcher.prepare.build_job import resolve_job
 from launcher.prepare.options import LaunchOptions
 from launcher.prepare.plan import format_plan
 from launcher.prepare.validate import working_directory

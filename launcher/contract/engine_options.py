@@ -7,10 +7,11 @@ them to the engine's LaunchConfig and DefaultLogsSpecs.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
+from importlib.metadata import entry_points
 
-from launcher.contract.entry_points import LOGS_SPECS_GROUP, entry_point_names
 from launcher.contract.rdzv_conf import check_rdzv_conf
 from launcher.contract.seconds import check_seconds
 from launcher.contract.text import check_host, check_printable
@@ -18,7 +19,7 @@ from launcher.errors import UsageError
 from launcher.limits import RANKS_PER_NODE, whole_number
 
 __all__ = ["EngineOptions", "parse_std", "parse_ranks_filter", "EVENT_LOG_HANDLERS", "MAX_MONITOR_SECONDS",
-           "DEFAULT_LOGS_SPECS"]
+           "DEFAULT_LOGS_SPECS", "entry_point_names", "LOGS_SPECS_GROUP", "HANDLERS_GROUP"]
 
 # torch's Std.from_str: one digit 0-3 for every rank, or `local_rank:digit,...` per rank.
 _STD_VALUE = re.compile(r"[0-3]")
@@ -29,6 +30,9 @@ EVENT_LOG_HANDLERS = ("null", "console", "dynamic_rendezvous")
 MAX_MONITOR_SECONDS = 3600
 # torch's own entry in `torchrun.logs_specs` (DefaultLogsSpecs): the log layout every launch has without the flag.
 DEFAULT_LOGS_SPECS = "default"
+# The entry-point groups torchrun loads its plugins from: log layouts and rendezvous handlers.
+LOGS_SPECS_GROUP = "torchrun.logs_specs"
+HANDLERS_GROUP = "torchrun.handlers"
 
 
 @dataclass(frozen=True)
@@ -87,3 +91,10 @@ def parse_ranks_filter(text: str) -> tuple[int, ...]:
     """`--local-ranks-filter 0,2`: the local ranks whose teed output is shown."""
     return tuple(sorted({whole_number(part, "--local-ranks-filter", RANKS_PER_NODE, index=True)
                          for part in text.split(",")}))
+
+
+@functools.cache
+def entry_point_names(group: str) -> tuple[str, ...]:
+    """The sorted names of `group`'s entry points in the installed packages' metadata (none: an empty tuple),
+    read without importing any of them."""
+    return tuple(sorted({point.name for point in entry_points(group=group)}))

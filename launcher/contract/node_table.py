@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from launcher.contract.hosts import HOST_NAME, NodeSpec
 from launcher.contract.names import NODE_COUNT_VAR, NODE_DEVICES_VAR, NODE_HOSTS_VAR, NODE_RANK_VAR
 from launcher.limits import NODES, RANKS_PER_NODE, CountError, whole_number
-from launcher.multinode.errors import NodeIdentityError
+from launcher.errors import NodeIdentityError
 
 __all__ = ["node_table_env", "node_row_env", "parse_node_table"]
 

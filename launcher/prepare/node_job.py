@@ -3,7 +3,7 @@
 The head prepares the job once (options, env file, ds_config, backend); every node gets it whole, so no
 option can be left behind and no node resolves anything again. The node only places it on itself, after
 checking it as untrusted input: every field of its type, every number finite, every setting as the head's
-own checks would take it (`check_settings`). Placing it is `place_node_job` (launcher.prepare.job).
+own checks would take it (`check_settings`). Placing it is `place_node_job` (launcher.prepare.build_job).
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import NoReturn
 
-from launcher.contract.job import JobConfig, JobDataError
+from launcher.contract.job_config import JobConfig, JobDataError
 from launcher.contract.names import NODE_JOB_VAR
-from launcher.multinode.errors import NodeIdentityError
+from launcher.errors import NodeIdentityError
 from launcher.prepare.validate import check_settings
 from launcher.resolve.variable_names import name_problem
 

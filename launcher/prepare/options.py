@@ -1,12 +1,12 @@
 """What the user asked for (`LaunchOptions`): the command line as plain values, which `prepare_job` resolves
-into one `JobConfig` (launcher.contract.job).
+into one `JobConfig` (launcher.contract.job_config).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from launcher.contract.job import Program, RunSettings
+from launcher.contract.job_config import Program, RunSettings
 from launcher.prepare.local_slots import LocalSelection
 
 __all__ = ["LaunchOptions"]

@@ -6,7 +6,7 @@ import os
 import shlex
 from pathlib import Path
 
-from launcher.contract.job import JobConfig
+from launcher.contract.job_config import JobConfig
 from launcher.contract.names import TORCHRUN_VARS
 from launcher.escaped import one_line
 from launcher.run.direct.path_choice import path_text

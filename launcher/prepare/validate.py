@@ -16,7 +16,7 @@ from importlib.machinery import PathFinder
 from pathlib import Path
 
 from accelerators.registry import nproc_words
-from launcher.contract.job import Program, RunSettings
+from launcher.contract.job_config import Program, RunSettings
 from launcher.contract.seconds import check_seconds
 from launcher.contract.text import HOST, check_host
 from launcher.errors import ScriptNotFoundError, UsageError, WorkingDirectoryError

@@ -23,7 +23,7 @@ from types import ModuleType, TracebackType
 from launcher.contract.names import LAUNCHER_PID_VAR, START_REFUSAL_PHRASE
 from launcher.prctl import PR_SET_PDEATHSIG, prctl
 from launcher.rank.after_import import after_import
-from launcher.rank.cpu_binding import apply_cpu_binding
+from launcher.rank.bind_cores import apply_cpu_binding
 from launcher.rank.deepspeed_bridge import bridge_deepspeed
 from launcher.rank.hf_bridge import bridge_transformers
 from launcher.rank.node_agreement import agree_at_first_init

@@ -20,7 +20,7 @@ from typing import Any
 
 from accelerators import Accelerator, is_import_path
 from accelerators.backends import runnable_backends
-from launcher.contract.backend import ResolvedBackend, backend_refusal
+from launcher.contract.resolved_backend import ResolvedBackend, backend_refusal
 from launcher.rank.after_import import after_import
 from launcher.rank.refusal import refuse
 

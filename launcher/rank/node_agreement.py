@@ -22,7 +22,7 @@ from types import ModuleType
 from typing import Any
 
 from launcher.agreement import AgreementTimeout, ClaimsDiffer, UntrustedRecord, agree
-from launcher.contract.backend import BackendClaim, ResolvedBackend
+from launcher.contract.resolved_backend import BackendClaim, ResolvedBackend
 from launcher.contract.names import ACCELERATOR_VAR, AGREEMENT_VAR, START_REFUSAL_PHRASE
 from launcher.rank.after_import import after_import
 from launcher.rank.refusal import refuse

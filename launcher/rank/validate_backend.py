@@ -13,7 +13,7 @@ import os
 
 from accelerators import Accelerator, UnsupportedBackendError, get_accelerator
 from accelerators.torch_build import torch_build
-from launcher.contract.backend import ResolvedBackend
+from launcher.contract.resolved_backend import ResolvedBackend
 from launcher.rank import node_facts_cache as facts_cache
 from launcher.rank.compile_hook import install_compile_hook
 from launcher.rank.refusal import refuse

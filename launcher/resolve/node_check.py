@@ -1,6 +1,6 @@
 """The launcher's own check of the resolved backend, before any rank starts (docs/CONTRACT.md section 2).
 
-The judgement is `backend_refusal` (launcher.contract.backend), the one the ranks make too. Import paths
+The judgement is `backend_refusal` (launcher.contract.resolved_backend), the one the ranks make too. Import paths
 are only looked up here, not imported: importing is user code, and it runs in every rank, whose check stays
 authoritative. They are looked up as the program would import them: its own folder first (the script's, or the
 working directory for `-m`), then the launcher's path.
@@ -13,7 +13,7 @@ from importlib.machinery import ModuleSpec, PathFinder
 from pathlib import Path
 
 from accelerators.import_path import ImportPathError, split_import_path
-from launcher.contract.backend import ResolvedBackend, backend_refusal
+from launcher.contract.resolved_backend import ResolvedBackend, backend_refusal
 from launcher.errors import BackendRefusedError
 from launcher.resolve.node_facts import AcceleratorFacts
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from torch.distributed.elastic.multiprocessing.api import LogsDest
 
-from launcher.contract.job import JobConfig
+from launcher.contract.job_config import JobConfig
 from launcher.run.failure.error_files import RankErrorFiles
 from launcher.run.output_copy import OutputCopies
 from launcher.run.rank_output import rank_prefix

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from string import Template
 
 from launcher.contract.engine_options import parse_std
-from launcher.contract.job import JobConfig
+from launcher.contract.job_config import JobConfig
 
 __all__ = ["TEMPLATE_ENV", "rank_prefix", "rank_streams"]
 

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from launcher.contract.job import JobConfig
+from launcher.contract.job_config import JobConfig
 from launcher.contract.names import ACCELERATOR_VAR
 
 __all__ = ["rank_command", "node_environment", "omp_threads", "physical_cores"]

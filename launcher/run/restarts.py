@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from launcher.contract.job import JobConfig
+from launcher.contract.job_config import JobConfig
 
 __all__ = ["restart_environment", "SHARE_STORE_VAR"]
 

@@ -1,6 +1,6 @@
 """Starting the ranks of one node on torch.distributed.elastic, and reporting how the job ended.
 
-With launcher/run/direct/job.py (a lone node without restarts, started without torch: `run_job` sends such
+With launcher/run/direct/direct_run.py (a lone node without restarts, started without torch: `run_job` sends such
 a job there), this is the only module that changes process state: it exports the job's environment, makes
 this launcher the subreaper of its ranks, runs the elastic agent, and sweeps up whatever is left.
 """
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from launcher.contract.engine_options import DEFAULT_LOGS_SPECS
-from launcher.contract.job import JobConfig
+from launcher.contract.job_config import JobConfig
 from launcher.contract.names import LAUNCHER_PID_VAR, TIMEOUT_STATUS
 from launcher.run.failure.exit_times import ExitTimes
 from launcher.run.failure.first_failure import first_failure, lost_peer_note
@@ -61,7 +61,7 @@ def run_job(config: JobConfig) -> JobOutcome:
     from launcher.run.direct.path_choice import engine_reason
 
     if engine_reason(config, os.environ) is None:
-        from launcher.run.direct.job import run_direct
+        from launcher.run.direct.direct_run import run_direct
 
         return run_direct(config)
     from torch.distributed.elastic.multiprocessing.api import SignalException

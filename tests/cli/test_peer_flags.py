@@ -18,7 +18,7 @@ from launcher.cli.flags import LaunchFlags, PeerFlags
 from launcher.cli.peer_flags import REFUSED as REFUSED_FLAGS
 from launcher.multinode.head.selection import HostFlags
 from launcher.contract.engine_options import EngineOptions
-from launcher.contract.job import JobConfig, RunSettings
+from launcher.contract.job_config import JobConfig, RunSettings
 from tests.launches import clean_environ
 
 

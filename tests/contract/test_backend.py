@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from launcher.contract.backend import CLAIM_KEYS, BackendClaim, ResolvedBackend, backend_refusal
-from launcher.contract.job import JobConfig, Program
+from launcher.contract.resolved_backend import CLAIM_KEYS, BackendClaim, ResolvedBackend, backend_refusal
+from launcher.contract.job_config import JobConfig, Program
 from launcher.contract.names import BACKEND_SOURCE_VAR, BACKEND_VAR
 
 BACKEND = ResolvedBackend(name="eager", source="--compile-backend", requested="accelerator")

@@ -9,9 +9,9 @@ import pytest
 
 from launcher.cli.flags import LaunchFlags, PeerFlags, launch_options
 from launcher.cli.peer_flags import REFUSED
-from launcher.contract.backend import ResolvedBackend
+from launcher.contract.resolved_backend import ResolvedBackend
 from launcher.contract.engine_options import EVENT_LOG_HANDLERS, EngineOptions, parse_std
-from launcher.contract.job import JobConfig, Program, RunSettings
+from launcher.contract.job_config import JobConfig, Program, RunSettings
 from launcher.contract.rdzv_conf import parse_rdzv_conf
 from launcher.contract.seconds import MAX_SECONDS
 from launcher.multinode.head.selection import HostFlags

@@ -24,7 +24,7 @@ STDOUT_BROKEN = (sys.executable, "-c",
                  f"import os, sys; r, w = os.pipe(); os.dup2(w, 1); os.close(r); os.close(w); {LAUNCHER}")
 STDOUT_FULL = (sys.executable, "-c", f"import os, sys; os.dup2(os.open('/dev/full', os.O_WRONLY), 1); {LAUNCHER}")
 # Each seam below is planted on both launch paths: the engine's (spawn) and the direct one's (direct).
-PATHS = "import launcher.run.spawn as spawn, launcher.run.direct.job as direct\n"
+PATHS = "import launcher.run.spawn as spawn, launcher.run.direct.direct_run as direct\n"
 # A bug of ours, planted: the end-of-job sweep raises, before the private folder is removed.
 PLANTED_BUG = (sys.executable, "-c", "import sys\n" + PATHS +
                "def broken(grace_seconds): raise RuntimeError('a planted bug')\n"

@@ -16,14 +16,13 @@ import pytest
 
 from launcher.contract.engine_options import EngineOptions
 from launcher.contract.hosts import NodeSpec
-from launcher.contract.job import JobConfig, Program, RunSettings
+from launcher.contract.job_config import JobConfig, Program, RunSettings
 from launcher.contract.names import NODE_JOB_VAR
 from launcher.contract.names import CPU_BINDING_VAR
 from launcher.contract.node_table import node_row_env, node_table_env
-from launcher.errors import LaunchError, ScriptNotFoundError
-from launcher.multinode.errors import NodeIdentityError
+from launcher.errors import LaunchError, NodeIdentityError, ScriptNotFoundError
 from launcher.multinode.head.commands import node_job
-from launcher.prepare.job import place_node_job, prepare_job
+from launcher.prepare.build_job import place_node_job, prepare_job
 from launcher.prepare.node_job import read_node_job
 from launcher.prepare.options import LaunchOptions
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from launcher.errors import DsConfigError, UsageError
-from launcher.resolve.backend import resolve_backend
+from launcher.resolve.backend_order import resolve_backend
 from launcher.resolve.ds_config import DsConfigRef
 
 

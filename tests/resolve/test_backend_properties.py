@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from launcher.contract.names import ACCELERATOR_KEYWORD, BACKEND_VAR, DEFAULT_SOURCE
 from launcher.errors import DsConfigError, UsageError
-from launcher.resolve.backend import resolve_backend
+from launcher.resolve.backend_order import resolve_backend
 from launcher.resolve.ds_config import DsConfigRef
 
 DEFAULT = "the-default"

@@ -15,7 +15,7 @@ from accelerators.accelerator import Accelerator
 from accelerators.detect import detect_accelerator, detect_from_build
 from accelerators.torch_build import torch_build
 from launcher.cli.report import report_rows
-from launcher.contract.backend import ResolvedBackend
+from launcher.contract.resolved_backend import ResolvedBackend
 from launcher.errors import BackendRefusedError
 from launcher.resolve.node_check import check_backend
 from launcher.resolve.node_facts import accelerator_facts

@@ -1,6 +1,6 @@
 """The head of a hostfile launch: one node launcher per selected node, started through a runner.
 
-The head prepares the job once and hands every node the same JobConfig as data (`launcher.contract.job`),
+The head prepares the job once and hands every node the same JobConfig as data (`launcher.contract.job_config`),
 with the layout only the head knows: how many nodes, the rendezvous endpoint and id. Each node checks the
 backend against its own accelerator and places the job on itself; each rank still validates it.
 """
@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from launcher.contract.hosts import NodeSpec
-from launcher.contract.job import JobConfig
+from launcher.contract.job_config import JobConfig
 from launcher.contract.names import (ACCELERATOR_VAR, BACKEND_SOURCE_VAR, BACKEND_VAR, DEFAULT_MASTER_PORT,
                                      NODE_JOB_VAR, STOP_ON_STDIN_EOF)
 from launcher.multinode.head.remote_env import remote_env

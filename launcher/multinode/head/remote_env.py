@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from launcher.contract.names import HEAD_VARS, INTERNAL_VARS
-from launcher.multinode.errors import RemoteEnvError
+from launcher.errors import RemoteEnvError
 from launcher.multinode.head.deepspeed_env import deepspeed_env_files, parse_deepspeed_env, prefixed_variables
 from launcher.resolve.variable_names import name_problem
 from launcher.safe_read import UnsafeFileError, read_user_text

@@ -17,7 +17,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-from launcher.multinode.errors import MultinodeError
+from launcher.errors import MultinodeError
 
 __all__ = ["RunnerOptions", "SOURCE_THEN_EXEC"]
 

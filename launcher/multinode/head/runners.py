@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from launcher.contract.hosts import NodeSpec
 from launcher.contract.node_table import node_row_env, node_table_env
-from launcher.multinode.errors import MultinodeError
+from launcher.errors import MultinodeError
 from launcher.multinode.head.remote_shell import pdsh_shell_command, shell_command
 
 __all__ = ["LaunchCommand", "NodeArgv", "MAX_ARGUMENT_BYTES", "ssh_commands", "pdsh_command", "openmpi_command",

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from launcher.contract.hosts import HostSlots, NodeSpec
 from launcher.limits import TOTAL_RANKS
-from launcher.multinode.errors import SelectionError
+from launcher.errors import SelectionError
 from launcher.multinode.head.hostfile import parse_hostfile
 from launcher.multinode.head.runner_options import RunnerOptions
 

@@ -9,8 +9,7 @@ import subprocess
 import time
 from collections.abc import Sequence
 
-from launcher.errors import FlagConflictError
-from launcher.multinode.errors import OpenFilesError
+from launcher.errors import FlagConflictError, OpenFilesError
 from launcher.multinode.head.runners import LaunchCommand
 from launcher.run.failure.rank_failure import exit_status
 from launcher.signal_rules import stop_action, stop_outcome

@@ -25,7 +25,7 @@ from launcher.contract.hosts import NodeSpec
 from launcher.contract.names import NODE_COUNT_VAR, NODE_HOST_VAR, NODE_HOSTS_VAR, NODE_RANK_VAR
 from launcher.contract.node_table import parse_node_table
 from launcher.limits import NODES, CountError, whole_number
-from launcher.multinode.errors import NodeIdentityError
+from launcher.errors import NodeIdentityError
 from launcher.multinode.node.slurm_nodelist import expand_nodelist
 
 __all__ = ["NodeIdentity", "node_identity"]

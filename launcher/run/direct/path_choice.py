@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from launcher.contract.engine_options import DEFAULT_LOGS_SPECS
-from launcher.contract.job import JobConfig
+from launcher.contract.job_config import JobConfig
 from launcher.contract.names import LAUNCH_PATH_VAR
 from launcher.errors import UsageError
 from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, rendezvous

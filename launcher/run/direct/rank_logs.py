@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from launcher.contract.job import JobConfig
+from launcher.contract.job_config import JobConfig
 from launcher.run.output_copy import OutputCopies
 from launcher.run.rank_output import rank_prefix, rank_streams
 from launcher.run.terminal_lines import RankLines, terminal

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import socket
 
-from launcher.contract.job import JobConfig
+from launcher.contract.job_config import JobConfig
 from launcher.errors import PortBusyError
 from launcher.run.rendezvous.choice import rendezvous
 

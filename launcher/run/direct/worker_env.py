@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from launcher.contract.job import JobConfig
+from launcher.contract.job_config import JobConfig
 from launcher.contract.names import AGREEMENT_VAR, LAUNCHER_PID_VAR
 
 __all__ = ["worker_env"]

@@ -4,7 +4,7 @@
 (`BackendMismatchError`, `NodeRecordError`), which the agent ends the launch with.
 
 The node's claim comes from the rendezvous configuration (`rdzv_configs` of the launch config), where
-`ResolvedBackend.rendezvous_options` put it (launcher.contract.backend), and from this process's torch and
+`ResolvedBackend.rendezvous_options` put it (launcher.contract.resolved_backend), and from this process's torch and
 Python. The inner handler is made with the node's placement (`launcher.run.rendezvous.placed_handler`); a c10d
 wait that runs out says who came and how many never did.
 
@@ -30,7 +30,7 @@ from torch.distributed.elastic.rendezvous import (
 
 from launcher import agreement
 from launcher.agreement import disagreement
-from launcher.contract.backend import CLAIM_KEYS, BackendClaim
+from launcher.contract.resolved_backend import CLAIM_KEYS, BackendClaim
 from launcher.run.rendezvous.placed_handler import placed_handler
 from launcher.run.rendezvous.roll_call import RollCall
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import socket
 import uuid
 
-from launcher.contract.job import JobConfig
+from launcher.contract.job_config import JobConfig
 from launcher.contract.names import DEFAULT_MASTER_PORT, TORCHRUN_RUN_ID
 
 __all__ = ["rendezvous", "master_addr", "run_id", "standalone_like", "AGREEMENT_PREFIX", "ONE_NODE_BACKEND"]

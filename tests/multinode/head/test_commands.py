@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from launcher.contract.job import JobConfig
+from launcher.contract.job_config import JobConfig
 from tests.launches import CliRun, CliRunnerFn
 
 HOSTFILE = "# two nodes\nh1 slots=2\n\nh2 slots=1\n"

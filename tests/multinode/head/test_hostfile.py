@@ -10,8 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from launcher.contract.hosts import HostSlots
-from launcher.errors import LaunchError
-from launcher.multinode.errors import HostfileError
+from launcher.errors import HostfileError, LaunchError
 from launcher.multinode.head.hostfile import parse_hostfile, parse_hostfile_text
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from launcher.multinode.errors import RemoteEnvError
+from launcher.errors import RemoteEnvError
 from launcher.multinode.head.remote_env import parse_env_file_text, remote_env
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from launcher.contract.hosts import NodeSpec
-from launcher.multinode.errors import MultinodeError
+from launcher.errors import MultinodeError
 from launcher.multinode.head.runner_options import SOURCE_THEN_EXEC, RunnerOptions
 from launcher.multinode.head.runners import openmpi_command, pdsh_command, slurm_command, ssh_commands
 from tests.launches import CliRunnerFn

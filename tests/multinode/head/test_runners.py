@@ -7,7 +7,7 @@ import shlex
 import pytest
 
 from launcher.contract.hosts import NodeSpec
-from launcher.multinode.errors import MultinodeError
+from launcher.errors import MultinodeError
 from launcher.multinode.head.runners import LaunchCommand, openmpi_command, pdsh_command, slurm_command, ssh_commands
 
 NODES = (NodeSpec("h1", (0, 1, 2)), NodeSpec("h2", (1,)))

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from launcher.contract.hosts import HostSlots, NodeSpec
-from launcher.multinode.errors import SelectionError
+from launcher.errors import SelectionError
 from launcher.multinode.head.selection import select_nodes
 
 HOSTS = (HostSlots("h1", 4), HostSlots("h2", 2), HostSlots("h3", 1))

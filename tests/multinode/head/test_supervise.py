@@ -13,7 +13,7 @@ from tests.launches import clean_environ
 
 COUNT_ROOM = """
 import resource, sys
-from launcher.multinode.errors import OpenFilesError
+from launcher.errors import OpenFilesError
 from launcher.multinode.head.runners import LaunchCommand
 from launcher.multinode.head.supervise import make_room_for
 try:

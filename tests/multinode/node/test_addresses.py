@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from launcher.contract.backend import ResolvedBackend
-from launcher.contract.job import JobConfig, Program, RunSettings
+from launcher.contract.resolved_backend import ResolvedBackend
+from launcher.contract.job_config import JobConfig, Program, RunSettings
 from launcher.multinode.node.addresses import GLOO_IFNAME_VAR, Placement, place_node
-from launcher.prepare.job import prepare_job
+from launcher.prepare.build_job import prepare_job
 from launcher.prepare.options import LaunchOptions
 from launcher.run.rendezvous.choice import rendezvous
 

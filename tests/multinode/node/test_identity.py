@@ -6,7 +6,7 @@ import pytest
 
 from launcher.contract.hosts import NodeSpec
 from launcher.contract.node_table import node_row_env, node_table_env, parse_node_table
-from launcher.multinode.errors import NodeIdentityError
+from launcher.errors import NodeIdentityError
 from launcher.multinode.node.identity import NodeIdentity, node_identity
 from launcher.multinode.node.slurm_nodelist import expand_nodelist
 

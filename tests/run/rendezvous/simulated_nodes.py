@@ -14,7 +14,7 @@ from datetime import timedelta
 
 from torch.distributed import TCPStore
 
-from launcher.contract.backend import BackendClaim
+from launcher.contract.resolved_backend import BackendClaim
 from launcher.run.rendezvous.backend_agreement import agree
 
 __all__ = ["CountingStore", "Outcome", "SimulatedNodes", "all_at_once", "claims_with_one_differing"]

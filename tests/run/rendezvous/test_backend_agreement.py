@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from launcher.contract.backend import BackendClaim
+from launcher.contract.resolved_backend import BackendClaim
 from launcher.run.rendezvous.backend_agreement import disagreement
 
 PEER = Path(__file__).with_name("rdzv_peer.py")

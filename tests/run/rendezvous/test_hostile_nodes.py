@@ -14,7 +14,7 @@ import pytest
 from torch.distributed import TCPStore
 from torch.distributed.elastic.rendezvous import RendezvousError
 
-from launcher.contract.backend import MAX_CLAIM_BYTES, BackendClaim, NodeClaim
+from launcher.contract.resolved_backend import MAX_CLAIM_BYTES, BackendClaim, NodeClaim
 from launcher.escaped import escaped_lines
 from launcher.run.rendezvous.backend_agreement import BackendMismatchError, NodeRecordError, agree
 from launcher.run.rendezvous.roll_call import RollCall

@@ -16,7 +16,7 @@ import socket
 import time
 from dataclasses import dataclass
 
-from launcher.contract.job import JobConfig
+from launcher.contract.job_config import JobConfig
 from launcher.contract.names import STORE_FD_VAR, TIMEOUT_STATUS
 from launcher.errors import PortBusyError
 from launcher.run.direct.rank_logs import RankLogs

@@ -15,7 +15,7 @@ import typing
 from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 
-from launcher.contract.backend import ResolvedBackend
+from launcher.contract.resolved_backend import ResolvedBackend
 from launcher.contract.engine_options import EngineOptions
 from launcher.errors import UsageError
 from launcher.limits import NODES, TOTAL_RANKS, check_count, whole_number

@@ -13,18 +13,17 @@ from pathlib import Path
 
 from accelerators import Accelerator, AcceleratorUnavailableError, UnknownAcceleratorError, accelerator_class
 from accelerators.registry import nproc_words
-from launcher.contract.job import JobConfig
+from launcher.contract.job_config import JobConfig
 from launcher.contract.rdzv_conf import OWN_KEYS, check_read_values, unread_key_note
 from launcher.contract.names import ACCELERATOR_VAR, CPU_BINDING_VAR, DEFAULT_MASTER_PORT, NODE_HOSTS_VAR
-from launcher.errors import AcceleratorChoiceError, PortBusyError, UsageError
-from launcher.multinode.errors import NodeIdentityError
+from launcher.errors import AcceleratorChoiceError, NodeIdentityError, PortBusyError, UsageError
 from launcher.multinode.node.addresses import place_node
 from launcher.multinode.node.identity import NodeIdentity, node_identity
-from launcher.prepare.cpu_binding import binding_env, check_binding_env, parse_core_list, split_cores
+from launcher.prepare.core_split import binding_env, check_binding_env, parse_core_list, split_cores
 from launcher.prepare.local_slots import LocalSelection
 from launcher.prepare.options import LaunchOptions
 from launcher.prepare.validate import check_program
-from launcher.resolve.backend import resolve_backend
+from launcher.resolve.backend_order import resolve_backend
 from launcher.resolve.ds_config import find_ds_config
 from launcher.resolve.envfile import default_env_file, read_env_file
 from launcher.resolve.node_check import check_backend

@@ -1,5 +1,5 @@
 """--bind_cores_to_rank / --bind_core_list: the split of the cores, and each rank running pinned to its share
-(the rank's own pinning: tests/rank/test_cpu_binding.py)."""
+(the rank's own pinning: tests/rank/test_bind_cores.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from launcher.contract.names import CPU_BINDING_VAR
 from launcher.errors import UsageError
-from launcher.prepare.cpu_binding import binding_env, parse_core_list, split_cores
+from launcher.prepare.core_split import binding_env, parse_core_list, split_cores
 from tests.launches import SCRIPTS, Launcher
 
 

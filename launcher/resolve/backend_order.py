@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from launcher.contract.backend import ResolvedBackend
+from launcher.contract.resolved_backend import ResolvedBackend
 from launcher.contract.names import ACCELERATOR_KEYWORD, BACKEND_VAR, DEFAULT_SOURCE
 from launcher.errors import UsageError
 from launcher.resolve.ds_config import DsConfigRef, read_compile_backend

@@ -2,7 +2,7 @@
 local ranks, each rank pinned to its share before any user code.
 
 The launcher computes the split here and passes it in one variable; each rank applies its own share
-(launcher.rank.cpu_binding), the first thing the bootstrap does.
+(launcher.rank.bind_cores), the first thing the bootstrap does.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from launcher.contract.names import CPU_BINDING_VAR
 from launcher.errors import UsageError
 from launcher.limits import CORES, whole_number
-from launcher.rank.cpu_binding import core_ranges, parse_binding
+from launcher.rank.bind_cores import core_ranges, parse_binding
 
 __all__ = ["parse_core_list", "split_cores", "binding_env", "check_binding_env"]
 

@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 
 from launcher.contract.names import CPU_BINDING_VAR
-from launcher.rank.cpu_binding import apply_cpu_binding
+from launcher.rank.bind_cores import apply_cpu_binding
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def test_apply_cpu_binding_pins_the_process_to_its_local_ranks_share() -> None:
     core = sorted(os.sched_getaffinity(0))[-1]
-    code = ("import os; from launcher.rank.cpu_binding import apply_cpu_binding; "
+    code = ("import os; from launcher.rank.bind_cores import apply_cpu_binding; "
             "print(sorted(apply_cpu_binding())); print(sorted(os.sched_getaffinity(0)))")
     env = {**os.environ, CPU_BINDING_VAR: f"0;{core}", "LOCAL_RANK": "1"}
     out = subprocess.run([sys.executable, "-c", code], env=env, cwd=REPO, capture_output=True, text=True, check=True)
