@@ -1,10 +1,13 @@
-"""The launcher's domain errors. Each words its own one-line message from the facts it holds.
+"""The launcher's domain errors. Each words its own one-line message from the facts it holds, and carries its
+exit status (`exit_status`, from the one table in launcher/contract/names.py), as click's exceptions carry theirs.
 
-None of them imports click: the bootstrap and the library stay click-free, and `cli/command.py` maps every
-`LaunchError` to exit status 2 in one place.
+None of them imports click: the bootstrap and the library stay click-free, and `cli/command.py` writes every
+`LaunchError` as one line and exits with the error's own status.
 """
 
 from __future__ import annotations
+
+from launcher.contract.names import VALIDATION_STATUS
 
 __all__ = [
     "LaunchError",
@@ -29,7 +32,9 @@ __all__ = [
 
 
 class LaunchError(Exception):
-    """A problem with what the user asked for; nothing was started. Exit status 2."""
+    """A problem with what the user asked for; nothing was started."""
+
+    exit_status: int = VALIDATION_STATUS
 
 
 class UsageError(LaunchError):
@@ -89,7 +94,9 @@ class ScriptNotFoundError(LaunchError):
 
 
 class PortBusyError(LaunchError):
-    """`--master-port` names a port that something else already listens on."""
+    """`--master-port` names a port that something else already listens on: bad input the user can fix, found
+    before any rank starts, so the status of all bad input on either path (torchrun fails as its store cannot
+    bind)."""
 
     def __init__(self, host: str, port: int, reason: str) -> None:
         self.host, self.port = host, port

@@ -12,11 +12,8 @@ import errno
 import os
 import resource
 
-__all__ = ["open_files_problem", "address_space_problem", "exhausted_limit", "LIMIT_STATUS", "MIN_OPEN_FILES",
+__all__ = ["open_files_problem", "address_space_problem", "exhausted_limit", "MIN_OPEN_FILES",
            "OPEN_FILES_PER_RANK", "ENGINE_ADDRESS_SPACE"]
-
-# A limit is the user's setting, as bad input is: the same exit status.
-LIMIT_STATUS = 2
 
 # What the launcher (with torch elastic's agent, the heavier path) and one rank of a gloo job need of open files,
 # measured on both paths: 2 ranks ran at 24 and failed at 16; 8 ranks ran at 64 and failed at 32.

@@ -14,7 +14,8 @@ The table is in docs/RELIABILITY.md ("Every signal has one outcome"):
   (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS) keep the meaning they had.
 
 A stop or forwarded signal the launcher was started with ignored (nohup's SIGHUP, a background job's SIGINT)
-stays ignored. This module is the launcher's first import: it imports only small standard modules.
+stays ignored. This module is the launcher's first import: it imports only small standard modules, and the
+launcher's table of names (launcher/contract/names.py, which imports nothing).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ import os
 import signal
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+
+from launcher.contract.names import SIGNAL_STATUS_BASE
 
 __all__ = ["STOP", "FORWARDED", "IGNORED", "DEFAULT", "install_signal_rules", "stop_action", "forward_action",
            "set_stop_action", "stop_now", "hurry_stop", "stop_hurried", "hurrying_signal", "add_cleanup", "clean_up",
@@ -167,7 +170,7 @@ def signal_name(signum: int) -> str:
 
 def stop_outcome(signum: int, what: str) -> tuple[int, str]:
     """A launcher stopped by signal N: status 128+N, and `stopped by SIGTERM; <what>`."""
-    return 128 + signum, f"stopped by {signal_name(signum)}; {what}"
+    return SIGNAL_STATUS_BASE + signum, f"stopped by {signal_name(signum)}; {what}"
 
 
 def _write_line(line: str) -> None:

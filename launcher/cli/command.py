@@ -14,13 +14,14 @@ from typing import Any, TypeVar
 
 import click
 
-from launcher.cli.error_exit import fail
+from launcher.cli.error_exit import fail, fail_with
 from launcher.cli.flags import MPI_RUNNERS, LaunchFlags, PeerFlags, launch_options
 from launcher.cli.numbers import Integer, Seconds
 from launcher.cli.peer_flags import REFUSED, both, peer_options
 from launcher.cli.pid_file import remove_pid_file, save_pid
 from launcher.cli.report import WithReport
 from launcher.contract.job_config import Program
+from launcher.contract.names import VALIDATION_STATUS
 from launcher.errors import LaunchError
 from launcher.escaped import escaped_lines
 from launcher.limits import NODES, PORTS, RANKS_PER_NODE
@@ -148,7 +149,7 @@ def launch(ours: LaunchFlags, peers: PeerFlags, hosts: HostFlags, given: set[str
                 check_ports(job.config)
         pid_file = save_pid() if peers.save_pid and not dry_run else None
     except LaunchError as exc:
-        fail("accel-launch", str(exc))
+        fail_with("accel-launch", exc)
     for note in job.notes:
         click.echo(f"accel-launch: note: {escaped_lines(note)}", err=True)
     if dry_run:
@@ -184,7 +185,7 @@ def run_node_job() -> None:
             os.environ.pop(name, None)
         job = place_node_job(node_job, dict(os.environ), working_directory())
     except LaunchError as exc:
-        fail("accel-launch", str(exc))
+        fail_with("accel-launch", exc)
     _configure_logging(job.config.settings.verbose, job.config.settings.quiet)
     _run(job, stop_on_stdin_eof=STOP_ON_STDIN_EOF in sys.argv[1:])
 
@@ -201,7 +202,7 @@ def _run(job: PreparedJob, stop_on_stdin_eof: bool, pid_file: Path | None = None
     limit = open_files_problem(config.nproc_per_node) or (address_space_problem() if engine else None)
     if limit is not None:
         remove_pid_file(pid_file)
-        fail("accel-launch", limit)
+        fail("accel-launch", limit, VALIDATION_STATUS)
     logging.getLogger(__name__).info("plan:\n%s", format_plan(plan_rows(config, job.detected_by, job.env_file)))
     nodes = "" if config.nnodes == "1" else f" (node {config.node_rank} of {config.nnodes})"
     if not config.settings.quiet:

@@ -8,6 +8,7 @@ takes long options by prefix.
 
 from __future__ import annotations
 
+import signal
 import sys
 from typing import NoReturn
 
@@ -15,26 +16,30 @@ import click
 
 from launcher.cli.long_prefixes import PrefixParser
 from launcher.cli.std_streams import lost_output
+from launcher.contract.names import FAILURE_STATUS, SIGNAL_STATUS_BASE
+from launcher.errors import LaunchError
 from launcher.escaped import one_line
 
-__all__ = ["OneLineCommand", "fail", "fail_if_output_lost", "USAGE_STATUS", "WRITE_ERROR_STATUS"]
-
-USAGE_STATUS = 2
-# A plan or report that could not be written to stdout (a full disk, an I/O error), as coreutils exit.
-WRITE_ERROR_STATUS = 1
+__all__ = ["OneLineCommand", "fail", "fail_with", "fail_if_output_lost"]
 
 
-def fail(prog: str, message: str, status: int = USAGE_STATUS) -> NoReturn:
+def fail(prog: str, message: str, status: int) -> NoReturn:
     """Write `PROG: error: MESSAGE` as one line on stderr and exit with `status`."""
     click.echo(f"{prog}: error: {one_line(message)}", err=True)
     sys.exit(status)
 
 
+def fail_with(prog: str, error: LaunchError) -> NoReturn:
+    """`error` as its one line, and its own exit status."""
+    fail(prog, str(error), error.exit_status)
+
+
 def fail_if_output_lost(prog: str) -> None:
-    """One line and WRITE_ERROR_STATUS when what was written to stdout was lost (a full disk, an I/O error)."""
+    """One line and FAILURE_STATUS, as coreutils exit, when what was written to stdout was lost (a full disk, an
+    I/O error)."""
     problem = lost_output()
     if problem is not None:
-        fail(prog, f"cannot write to stdout: {problem}", WRITE_ERROR_STATUS)
+        fail(prog, f"cannot write to stdout: {problem}", FAILURE_STATUS)
 
 
 class OneLineCommand(click.Command):
@@ -55,8 +60,8 @@ class OneLineCommand(click.Command):
         try:
             status = super().main(*args, standalone_mode=False, **kwargs)
         except click.ClickException as exc:
-            fail(prog, " ".join(exc.format_message().split()))
+            fail(prog, " ".join(exc.format_message().split()), exc.exit_code)  # click's own status: 2 for usage
         except click.exceptions.Abort:
-            sys.exit(130)  # Ctrl-C before any rank started
+            sys.exit(SIGNAL_STATUS_BASE + signal.SIGINT)  # Ctrl-C before any rank started
         fail_if_output_lost(prog)
         return status

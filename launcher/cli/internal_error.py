@@ -11,13 +11,13 @@ import os
 import sys
 from collections.abc import Callable
 
+from launcher.contract.names import FAILURE_STATUS, VALIDATION_STATUS
 from launcher.escaped import one_line
-from launcher.resource_limits import LIMIT_STATUS, exhausted_limit
+from launcher.resource_limits import exhausted_limit
 from launcher.signal_rules import clean_up
 
-__all__ = ["run_catching_bugs", "INTERNAL_ERROR_STATUS"]
+__all__ = ["run_catching_bugs"]
 
-INTERNAL_ERROR_STATUS = 1
 _ISSUES = "please report this bug to the accel-launch maintainers, with the command line"
 
 
@@ -33,10 +33,10 @@ def run_catching_bugs(entry: Callable[[], object]) -> None:
         limit = exhausted_limit(exc)
         if limit is not None:
             _write(f"accel-launch: error: {one_line(limit)}")
-            os._exit(LIMIT_STATUS)
+            os._exit(VALIDATION_STATUS)
         detail = one_line(" ".join(str(exc).split())[:300])
         _write(f"accel-launch: internal error in accel-launch {_version()}: {type(exc).__name__}: {detail}; {_ISSUES}")
-        os._exit(INTERNAL_ERROR_STATUS)
+        os._exit(FAILURE_STATUS)
 
 
 def _version() -> str:

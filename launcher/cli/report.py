@@ -15,8 +15,9 @@ from typing import Any
 
 import click
 
-from launcher.cli.error_exit import OneLineCommand, fail, fail_if_output_lost
+from launcher.cli.error_exit import OneLineCommand, fail, fail_if_output_lost, fail_with
 from launcher.contract.job_config import Program
+from launcher.contract.names import VALIDATION_STATUS
 from launcher.errors import LaunchError
 from launcher.prepare.build_job import resolve_job
 from launcher.prepare.options import LaunchOptions
@@ -85,12 +86,12 @@ def report_command(compile_backend: str | None, ds_config: str | None, env_file:
         rows, refusal = report_rows(dict(os.environ), working_directory(), compile_backend, ds_config, env_file,
                                     accelerator)
     except LaunchError as exc:
-        fail(REPORT_PROG, str(exc))
+        fail_with(REPORT_PROG, exc)
     click.echo("accel-launch report")
     click.echo(format_plan(rows))
     fail_if_output_lost(REPORT_PROG)  # before the refusal's line: a lost report is the first thing to say
     if refusal is not None:
-        fail(REPORT_PROG, f"a launch here would be refused: {refusal}")
+        fail(REPORT_PROG, f"a launch here would be refused: {refusal}", VALIDATION_STATUS)
 
 
 class WithReport(OneLineCommand):

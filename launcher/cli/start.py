@@ -33,21 +33,21 @@ def node_main() -> None:
 
 
 def _start(entry: Callable[[], object], prog: str, node_launcher: bool = False) -> None:
-    """The signal rules first (this module and theirs import only what the interpreter has loaded already),
-    then the launcher's own variables that this process must not have inherited removed (whatever the user or a
-    parent launch left of them; a node launcher keeps its job from its head until it has read it), an open-file
-    limit too low to import the rest refused in one line, then the guards on the standard streams and on bugs of
-    ours (one line, never a traceback)."""
+    """The signal rules first (this module and theirs import only what the interpreter has loaded already, and
+    the table of names, which imports nothing), then the launcher's own variables that this process must not have
+    inherited removed (whatever the user or a parent launch left of them; a node launcher keeps its job from its
+    head until it has read it), an open-file limit too low to import the rest refused in one line, then the
+    guards on the standard streams and on bugs of ours (one line, never a traceback)."""
     install_signal_rules()
-    from launcher.contract.names import HEAD_VARS, INTERNAL_VARS
-    from launcher.resource_limits import LIMIT_STATUS, open_files_problem
+    from launcher.contract.names import HEAD_VARS, INTERNAL_VARS, VALIDATION_STATUS
+    from launcher.resource_limits import open_files_problem
 
     for name in INTERNAL_VARS if node_launcher else (*INTERNAL_VARS, *HEAD_VARS):
         os.environ.pop(name, None)
     problem = open_files_problem()
     if problem is not None:
         sys.stderr.write(f"{prog}: error: {problem}\n")
-        sys.exit(LIMIT_STATUS)
+        sys.exit(VALIDATION_STATUS)
     from launcher.cli.internal_error import run_catching_bugs
     from launcher.cli.std_streams import guard_std_streams
 

@@ -8,7 +8,8 @@ __all__ = [
     "BACKEND_VAR", "BACKEND_SOURCE_VAR", "ACCELERATOR_VAR", "LAUNCHER_PID_VAR", "CPU_BINDING_VAR", "TORCHRUN_VARS",
     "NODE_JOB_VAR", "NODE_HOSTS_VAR", "NODE_DEVICES_VAR", "NODE_RANK_VAR", "NODE_HOST_VAR", "NODE_COUNT_VAR",
     "STOP_ON_STDIN_EOF", "ACCELERATOR_KEYWORD", "DEFAULT_SOURCE", "DEFAULT_MASTER_PORT", "TORCHRUN_RUN_ID",
-    "VALIDATION_STATUS", "TIMEOUT_STATUS", "REFUSAL_PHRASE", "START_REFUSAL_PHRASE", "LAUNCH_PATH_VAR", "STORE_FD_VAR",
+    "SUCCESS_STATUS", "FAILURE_STATUS", "VALIDATION_STATUS", "TIMEOUT_STATUS", "SIGNAL_STATUS_BASE",
+    "REFUSAL_PHRASE", "START_REFUSAL_PHRASE", "LAUNCH_PATH_VAR", "STORE_FD_VAR",
     "AGREEMENT_VAR",
     "INTERNAL_VARS", "HEAD_VARS",
 ]
@@ -55,10 +56,19 @@ STOP_ON_STDIN_EOF = "--stop-on-stdin-eof"
 DEFAULT_MASTER_PORT = 29500
 TORCHRUN_RUN_ID = "none"
 
-# Exit statuses: a refused backend (or a rank that refused to start) is a configuration error, as bad
-# input is; a job stopped by --timeout exits as timeout(1) does.
+# Exit statuses, the one table of them (docs/CONTRACT.md, section 4; docs/RELIABILITY.md): an error class
+# carries its own as `exit_status` (launcher/errors.py), and no other module writes a status as a number.
+SUCCESS_STATUS = 0
+# The launch failed on its own account: a rendezvous, output lost on stdout (as coreutils exit), a bug of ours
+# (one line asking for a report); and a rank's program that ended in an uncaught exception, as python exits.
+FAILURE_STATUS = 1
+# What the user can fix before anything starts: bad input, a busy --master-port, a limit (ulimit) too low, and
+# a compile backend refused by the launcher or by a rank before user code (a configuration error).
 VALIDATION_STATUS = 2
+# A job stopped by --timeout exits as timeout(1) does.
 TIMEOUT_STATUS = 124
+# Stopped by signal N (or a rank killed by it): this plus N, as a shell reports it (130 SIGINT, 143 SIGTERM).
+SIGNAL_STATUS_BASE = 128
 # The phrases a rank's refusal line carries, by which the launcher tells it from other failures.
 REFUSAL_PHRASE = "refused the compile backend"
 START_REFUSAL_PHRASE = "refused to start"

@@ -20,7 +20,7 @@ import signal
 import sys
 from types import ModuleType, TracebackType
 
-from launcher.contract.names import LAUNCHER_PID_VAR, START_REFUSAL_PHRASE
+from launcher.contract.names import FAILURE_STATUS, LAUNCHER_PID_VAR, START_REFUSAL_PHRASE
 from launcher.prctl import PR_SET_PDEATHSIG, prctl
 from launcher.rank.after_import import after_import
 from launcher.rank.bind_cores import apply_cpu_binding
@@ -102,7 +102,7 @@ def _run(mode: str, target: str, args: list[str]) -> None:
         # As python reports an uncaught exception: the traceback from the program's first frame, status 1.
         frames = _program_frames(exc.__traceback__)
         sys.excepthook(type(exc), exc.with_traceback(frames), frames)
-        sys.exit(1)
+        sys.exit(FAILURE_STATUS)
 
 
 def _program_frames(traceback: TracebackType | None) -> TracebackType | None:

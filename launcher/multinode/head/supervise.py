@@ -9,6 +9,7 @@ import subprocess
 import time
 from collections.abc import Sequence
 
+from launcher.contract.names import SUCCESS_STATUS
 from launcher.errors import FlagConflictError, OpenFilesError
 from launcher.multinode.head.runners import LaunchCommand
 from launcher.run.failure.rank_failure import exit_status
@@ -69,7 +70,7 @@ def _wait(commands, processes, received, grace_seconds) -> tuple[int, str | None
                 shown = exit_status(status)
                 return shown, f"the node launcher on {hosts} exited with status {shown}; every other node was stopped"
         if not running:
-            return 0, None
+            return SUCCESS_STATUS, None
         time.sleep(_POLL_SECONDS)
 
 
