@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
+import threading
 from dataclasses import fields
 from pathlib import Path
 from typing import Any, TypeVar
@@ -216,9 +218,7 @@ def _run(job: PreparedJob, stop_on_stdin_eof: bool, pid_file: Path | None = None
     if not config.settings.verbose and engine:
         silence_engine_logs()
     if stop_on_stdin_eof:
-        from launcher.multinode.node.stdin_watch import stop_when_stdin_closes
-
-        stop_when_stdin_closes()
+        _stop_when_stdin_closes()
     from launcher.run.failure.parent_error_file import ERROR_FILE_VAR, hand_on_root_cause
 
     own_error_file = os.environ.get(ERROR_FILE_VAR)  # a parent's, for this launcher: read before the job starts
@@ -246,6 +246,19 @@ def _exit_now(status: int) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(status)
+
+
+def _stop_when_stdin_closes() -> None:
+    """A node launcher started over ssh: when stdin (the head's ssh connection) closes, send this launcher
+    SIGTERM, which stops its ranks."""
+
+    def watch() -> None:
+        # os.read on the raw descriptor: a buffered read would hold sys.stdin's lock at interpreter exit.
+        while os.read(0, 65536):
+            pass
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="stdin-watch", daemon=True).start()
 
 
 def _configure_logging(verbose: bool, quiet: bool = False) -> None:

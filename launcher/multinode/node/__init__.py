@@ -1,2 +1,2 @@
-"""A node launcher's place in the job: which node it is (identity: the node table, Slurm, OpenMPI),
-its address (addresses), and watching the head's ssh (stdin_watch). `python -m launcher.multinode.node`."""
+"""A node launcher's place in the job: which node it is (identity: the node table, Slurm, OpenMPI) and its
+address (addresses). `python -m launcher.multinode.node`; its command line watches the head's ssh (cli/command.py)."""
