@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from accelerators.accelerator import Accelerator
-from accelerators.backends import explain_unsupported
+from accelerators.accelerator import Accelerator, accelerator_class, explain_unsupported, known_accelerators
 from accelerators.detect import detect_accelerator, get_accelerator
 from accelerators.errors import AcceleratorUnavailableError, UnknownAcceleratorError, UnsupportedBackendError
 from accelerators.import_path import is_import_path
-from accelerators.registry import accelerator_class, known_accelerators
 
 __all__ = [
     "Accelerator",

@@ -1,13 +1,18 @@
-"""The accelerator base class: identity as class attributes, the compile-backend get/set logic once."""
+"""The accelerator base class: identity as class attributes, the compile-backend get/set logic once; and the
+table of known devices, in detection order, that lookup, detection and the backend rules read.
+
+The table imports no device: each is handed to `register` as a class (accelerators/detect.py registers them, one
+argument per device), and the rules judge a backend with the device's class in hand, never a lookup by its name.
+"""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from accelerators import backends
-from accelerators.errors import UnsupportedBackendError
+from accelerators.errors import UnknownAcceleratorError, UnsupportedBackendError
 from accelerators.import_path import ImportPathError, is_import_path, resolve_import_path
 from accelerators.packages import import_if_installed, package_installed
 
@@ -84,6 +89,33 @@ class Accelerator:
         return frozenset({*([cls.package] if cls.package else []), *cls.backend_packages.values()})
 
     @classmethod
+    def backend_problem(cls, name: str) -> str | None:
+        """Why backend `name` cannot run on this device, or None when nothing stands in its way."""
+        listed = backends.listing_problem(name)
+        if listed is not None:
+            return listed
+        devices = claimants(name)
+        if devices and cls.name not in devices:
+            return f"runs only on {', '.join(devices)}"
+        package = cls.backend_packages.get(name)
+        if package is not None and not package_installed(package):
+            return f"needs the package '{package}', which is not installed"
+        return None
+
+    @classmethod
+    def runnable_backends(cls) -> tuple[str, ...]:
+        """The registered backends this device can run, sorted; walks dynamo's registry once."""
+        names = sorted(name for name in backends.registered_backends() if cls.backend_problem(name) is None)
+        log.debug("compile backends runnable on %s: %s", cls.name, names)
+        return tuple(names)
+
+    @classmethod
+    def explain_unsupported(cls, backend: str, supported: Sequence[str]) -> UnsupportedBackendError | None:
+        """None when backend NAME `backend` is accepted here given the `supported` list; else the error.
+        Names only: callers resolve import paths (see `is_import_path`) themselves."""
+        return backends.refusal(backend, cls.name, supported, cls.backend_problem)
+
+    @classmethod
     def max_ranks_per_node(cls) -> int | None:
         """The most ranks one node can run (one per device); None for no limit."""
         return cls.device_count()
@@ -117,7 +149,7 @@ class Accelerator:
     def supported_compile_backends(self) -> tuple[str, ...]:
         """The backend names set_compile_backend accepts here, sorted; computed once per object."""
         if self._supported is None:
-            self._supported = backends.runnable_backends(self.name)
+            self._supported = self.runnable_backends()
         return self._supported
 
     def assume_supported_backends(self, names: tuple[str, ...]) -> None:
@@ -147,11 +179,56 @@ class Accelerator:
                 raise UnsupportedBackendError(
                     backend, self.name, self.supported_compile_backends(), exc.reason
                 ) from None
-        error = backends.explain_unsupported(backend, self.name, self.supported_compile_backends())
+        error = self.explain_unsupported(backend, self.supported_compile_backends())
         if error is not None and backend and backend == backend.strip():
             # Registered after the list was cached? Walk the live registry once more before refusing.
-            self._supported = backends.runnable_backends(self.name)
-            error = backends.explain_unsupported(backend, self.name, self._supported)
+            self._supported = self.runnable_backends()
+            error = self.explain_unsupported(backend, self._supported)
         if error is not None:
             raise error
         return backend
+
+
+ACCELERATORS: dict[str, type[Accelerator]] = {}
+
+
+def register(*classes: type[Accelerator]) -> None:
+    """Add `classes`, in this order, after those known; a name taken twice is refused (a bug, not user input)."""
+    for cls in classes:
+        if cls.name in ACCELERATORS:
+            raise ValueError(f"accelerator {cls.name!r} is registered twice")
+        ACCELERATORS[cls.name] = cls
+
+
+def registered() -> tuple[type[Accelerator], ...]:
+    """The accelerator classes, in detection order."""
+    return tuple(ACCELERATORS.values())
+
+
+def known_accelerators() -> tuple[str, ...]:
+    """The accelerator names, in detection order."""
+    return tuple(ACCELERATORS)
+
+
+def accelerator_class(name: str) -> type[Accelerator]:
+    """The accelerator class called `name`; UnknownAcceleratorError listing the known names otherwise."""
+    cls = ACCELERATORS.get(name)
+    if cls is None:
+        raise UnknownAcceleratorError(name, known_accelerators())
+    return cls
+
+
+def claimants(backend: str) -> tuple[str, ...]:
+    """The accelerators that claim `backend` as theirs alone; empty when any device may run it."""
+    return tuple(name for name, cls in ACCELERATORS.items() if backend in cls.exclusive_backends)
+
+
+def nproc_words() -> dict[str, type[Accelerator]]:
+    """torchrun's device words for `--nproc-per-node` ('gpu', 'xpu', 'cpu'), each with the accelerator it counts."""
+    return {cls.nproc_word: cls for cls in ACCELERATORS.values() if cls.nproc_word is not None}
+
+
+def explain_unsupported(backend: str, device: str, supported: Sequence[str]) -> UnsupportedBackendError | None:
+    """What `Accelerator.explain_unsupported` says for the device called `device` (the launcher knows devices by
+    name: the facts of a node, the JobConfig)."""
+    return accelerator_class(device).explain_unsupported(backend, supported)

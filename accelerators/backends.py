@@ -1,22 +1,16 @@
-"""Which compile backends a device can run, and why one is refused: the one module that talks to dynamo.
+"""Dynamo's side of the compile backends: which it lists, which it never offers, and how a refusal is worded.
 
-`torch._dynamo` is imported only when the registry is walked (`registered_backends`); the judgement of a name
-(`requirement_problem`, `explain_unsupported`) is pure and torch-free, so the launcher and every rank share it.
-What a backend needs comes from the accelerator classes: the devices that claim it (`exclusive_backends`), and
-the package it needs on the device at hand (`backend_packages`).
+`torch._dynamo` is imported only when the registry is walked (`registered_backends`); the wording of a refusal
+(`refusal`) is pure and torch-free, so the launcher and every rank share it. What a device can run is the device
+class's own rule (`Accelerator.backend_problem` in accelerators/accelerator.py), handed in where a refusal needs it.
 """
 
 from __future__ import annotations
 
-import logging
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from accelerators.errors import UnsupportedBackendError
-from accelerators.packages import package_installed
-from accelerators.registry import accelerator_class, claimants
-
-log = logging.getLogger(__name__)
 
 MINIFIER_BACKENDS: frozenset[str] = frozenset({"dynamo_minifier_backend", "dynamo_accuracy_minifier_backend"})
 TESTING_ONLY_SUFFIX = "_TESTING_ONLY"
@@ -29,38 +23,24 @@ def registered_backends() -> tuple[str, ...]:
     return tuple(name for name in list_backends(exclude_tags=()) if not is_excluded(name))
 
 
-def runnable_backends(device: str) -> tuple[str, ...]:
-    """The registered backends that `device` can run, sorted; walks the registry once."""
-    names = sorted(name for name in registered_backends() if requirement_problem(name, device) is None)
-    log.debug("compile backends runnable on %s: %s", device, names)
-    return tuple(names)
-
-
 def is_excluded(name: str) -> bool:
     """True for dynamo's testing-only and minifier backends, which are never offered."""
-    return name.endswith(TESTING_ONLY_SUFFIX) or name in MINIFIER_BACKENDS
+    return listing_problem(name) is not None
 
 
-def requirement_problem(name: str, device: str) -> str | None:
-    """Why backend `name` cannot run on `device`, or None when nothing stands in its way."""
+def listing_problem(name: str) -> str | None:
+    """Why dynamo's backend `name` is never offered on any device, or None."""
     if name.endswith(TESTING_ONLY_SUFFIX):
         return "a testing-only backend of dynamo"
     if name in MINIFIER_BACKENDS:
         return "a minifier backend for debugging dynamo, not for running models"
-    devices = claimants(name)
-    if devices and device not in devices:
-        return f"runs only on {', '.join(devices)}"
-    package = accelerator_class(device).backend_packages.get(name)
-    if package is not None and not package_installed(package):
-        return f"needs the package '{package}', which is not installed"
     return None
 
 
-def explain_unsupported(backend: str, device: str, supported: Sequence[str]) -> UnsupportedBackendError | None:
-    """None when backend NAME `backend` is accepted on `device` given the `supported` list; else the error.
-
-    Names only: callers resolve import paths (see `is_import_path`) themselves.
-    """
+def refusal(backend: str, device: str, supported: Sequence[str],
+            device_problem: Callable[[str], str | None]) -> UnsupportedBackendError | None:
+    """None when backend NAME `backend` is in `supported` on `device`; else the error, its reason from the name
+    itself, from `device_problem` (the device's rule), or that dynamo does not know it."""
     if backend in supported:
         return None
     if not backend.strip():
@@ -68,9 +48,7 @@ def explain_unsupported(backend: str, device: str, supported: Sequence[str]) -> 
     elif backend != backend.strip():
         reason = "the name has surrounding whitespace"
     else:
-        reason = requirement_problem(backend, device) or (
-            "not a registered dynamo backend" + _non_ascii_note(backend)
-        )
+        reason = device_problem(backend) or ("not a registered dynamo backend" + _non_ascii_note(backend))
     return UnsupportedBackendError(backend, device, supported, reason)
 
 

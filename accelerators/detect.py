@@ -11,22 +11,20 @@ import logging
 import os
 from collections.abc import Mapping
 
-from accelerators import registry
-from accelerators.accelerator import Accelerator
+from accelerators.accelerator import Accelerator, accelerator_class, register, registered
 from accelerators.cpu import CPUAccelerator
 from accelerators.cuda import CUDAAccelerator
 from accelerators.errors import AcceleratorUnavailableError
 from accelerators.hpu import HPUAccelerator
 from accelerators.mps import MPSAccelerator
 from accelerators.npu import NPUAccelerator
-from accelerators.registry import accelerator_class
 from accelerators.torch_build import TorchBuild, torch_build
 from accelerators.xpu import XPUAccelerator
 
 log = logging.getLogger(__name__)
 
 # Vendor accelerators first, then cuda (ROCm included), xpu, mps, and cpu last: the fallback, always available.
-registry.register(HPUAccelerator, NPUAccelerator, CUDAAccelerator, XPUAccelerator, MPSAccelerator, CPUAccelerator)
+register(HPUAccelerator, NPUAccelerator, CUDAAccelerator, XPUAccelerator, MPSAccelerator, CPUAccelerator)
 
 OVERRIDE_ENV = "ACCEL_ACCELERATOR"
 FALLBACK = "fallback: no accelerator found"
@@ -43,7 +41,7 @@ def detect_accelerator(environ: Mapping[str, str]) -> tuple[type[Accelerator], s
         if not cls.is_available():
             raise AcceleratorUnavailableError(override, cls.unavailable_reason())
         return cls, f"{OVERRIDE_ENV}={override}"
-    *devices, last = registry.ACCELERATORS.values()
+    *devices, last = registered()
     for cls in devices:
         if cls.is_available():
             count = cls.device_count()
@@ -58,7 +56,7 @@ def detect_from_build(environ: Mapping[str, str], build: TorchBuild | None) -> t
     """
     if environ.get(OVERRIDE_ENV, "").strip() or build is None:
         return None
-    *devices, last = registry.ACCELERATORS.values()
+    *devices, last = registered()
     if all(cls.ruled_out(build) for cls in devices):
         return last, FALLBACK
     return None

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from accelerators import Accelerator, AcceleratorUnavailableError, UnknownAcceleratorError, accelerator_class
-from accelerators.registry import nproc_words
+from accelerators.accelerator import nproc_words
 from launcher.contract.job_config import JobConfig
 from launcher.contract.rdzv_conf import OWN_KEYS, check_read_values, unread_key_note
 from launcher.contract.names import ACCELERATOR_VAR, CPU_BINDING_VAR, DEFAULT_MASTER_PORT, NODE_HOSTS_VAR

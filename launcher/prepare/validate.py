@@ -15,7 +15,7 @@ import sys
 from importlib.machinery import PathFinder
 from pathlib import Path
 
-from accelerators.registry import nproc_words
+from accelerators.accelerator import nproc_words
 from launcher.contract.job_config import Program, RunSettings
 from launcher.contract.seconds import check_seconds
 from launcher.contract.text import HOST, check_host

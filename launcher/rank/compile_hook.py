@@ -19,7 +19,6 @@ from types import ModuleType
 from typing import Any
 
 from accelerators import Accelerator, is_import_path
-from accelerators.backends import runnable_backends
 from launcher.contract.resolved_backend import ResolvedBackend, backend_refusal
 from launcher.rank.after_import import after_import
 from launcher.rank.refusal import refuse
@@ -63,7 +62,7 @@ class CompileRule:
         if is_import_path(name) and name == self.accelerator.get_compile_backend():
             return  # imported, and so judged, when it was set
         if self._runnable is None:
-            self._runnable = runnable_backends(self.accelerator.name)
+            self._runnable = type(self.accelerator).runnable_backends()
         reason = backend_refusal(ResolvedBackend(name, source, name), self.accelerator.name, self._runnable)
         if reason is not None:
             refuse(reason)

@@ -34,7 +34,8 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 
-from accelerators import Accelerator, backends, registry
+from accelerators import Accelerator, backends
+from accelerators.accelerator import registered
 from accelerators.packages import package_installed
 from accelerators.torch_build import TorchBuild
 from launcher.publish import publish_file
@@ -204,7 +205,7 @@ def _lock_within(fd: int, seconds: float) -> bool:
 
 def _vendor_packages() -> list[str]:
     """Packages that bring a device and its backends, or without which a listed backend is refused."""
-    return sorted({package for cls in registry.ACCELERATORS.values() for package in cls.packages()})
+    return sorted({package for cls in registered() for package in cls.packages()})
 
 
 def _distribution_version(name: str) -> str | None:
@@ -238,8 +239,7 @@ def _code_digest() -> str:
     """A digest of the code that turns the registry into the supported list (the filters, the claims, the base
     class, and each accelerator's file with its exclusive backends): editing any of it invalidates."""
     digest = hashlib.sha256()
-    devices = registry.ACCELERATORS.values()
-    files = [backends.__file__, registry.__file__, inspect.getfile(Accelerator), *map(inspect.getfile, devices)]
+    files = [backends.__file__, inspect.getfile(Accelerator), *map(inspect.getfile, registered())]
     for path in files:
         digest.update(Path(path).read_bytes())
     return digest.hexdigest()[:16]

@@ -11,10 +11,9 @@ from pathlib import Path
 import pytest
 
 from accelerators import backends
-from accelerators.accelerator import Accelerator
+from accelerators.accelerator import Accelerator, registered
 from accelerators.cpu import CPUAccelerator
 from accelerators.detect import get_accelerator
-from accelerators.registry import ACCELERATORS
 
 FakeDevices = Callable[[Mapping[str, int]], None]
 
@@ -36,7 +35,7 @@ def fake_devices(monkeypatch: pytest.MonkeyPatch) -> FakeDevices:
     """
 
     def fake(counts: Mapping[str, int]) -> None:
-        for cls in ACCELERATORS.values():
+        for cls in registered():
             if cls.name == "cpu":
                 continue
             count = counts.get(cls.name, 0)

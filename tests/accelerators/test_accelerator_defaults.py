@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from accelerators import Accelerator, UnknownAcceleratorError, accelerator_class, known_accelerators, registry
+import accelerators.accelerator as base
+from accelerators import Accelerator, UnknownAcceleratorError, accelerator_class, known_accelerators
 from accelerators.cpu import CPUAccelerator
 from accelerators.cuda import CUDAAccelerator
 from accelerators.hpu import HPUAccelerator
@@ -94,7 +95,7 @@ def test_a_vendor_device_is_counted_by_its_module_once_its_package_is_installed(
 
 
 def test_a_name_registered_twice_is_refused_and_the_table_kept(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(registry, "ACCELERATORS", dict(registry.ACCELERATORS))
+    monkeypatch.setattr(base, "ACCELERATORS", dict(base.ACCELERATORS))
     with pytest.raises(ValueError, match="^accelerator 'cpu' is registered twice$"):
-        registry.register(CPUAccelerator)
-    assert registry.known_accelerators() == ("hpu", "npu", "cuda", "xpu", "mps", "cpu")
+        base.register(CPUAccelerator)
+    assert base.known_accelerators() == ("hpu", "npu", "cuda", "xpu", "mps", "cpu")

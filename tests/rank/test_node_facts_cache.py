@@ -38,13 +38,13 @@ def cache_env(tmp_path: Path) -> dict[str, str]:
 def walks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Each real walk of dynamo's registry made for the backend list (the walk itself stays real)."""
     seen: list[str] = []
-    real = backends.runnable_backends
+    real = backends.registered_backends
 
-    def spy(device: str) -> tuple[str, ...]:
-        seen.append(device)
-        return real(device)
+    def spy() -> tuple[str, ...]:
+        seen.append("walk")
+        return real()
 
-    monkeypatch.setattr(backends, "runnable_backends", spy)
+    monkeypatch.setattr(backends, "registered_backends", spy)
     return seen
 
 

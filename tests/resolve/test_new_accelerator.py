@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import launcher
-from accelerators import registry
+import accelerators.accelerator as base
 from accelerators.accelerator import Accelerator
 from accelerators.detect import detect_accelerator, detect_from_build
 from accelerators.torch_build import torch_build
@@ -50,14 +50,14 @@ def fakedev(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[dict[st
 
     if EXCLUSIVE not in torch._dynamo.list_backends(exclude_tags=()):
         torch._dynamo.register_backend(compiler_fn=lambda gm, example_inputs: gm.forward, name=EXCLUSIVE)
-    monkeypatch.setattr(registry, "ACCELERATORS", {"fakedev": FakeDevAccelerator, **registry.ACCELERATORS})
+    monkeypatch.setattr(base, "ACCELERATORS", {"fakedev": FakeDevAccelerator, **base.ACCELERATORS})
     yield {"XDG_CACHE_HOME": str(tmp_path)}
 
 
 def test_the_new_device_is_detected_first_and_known_by_name(fakedev) -> None:
     assert detect_accelerator(fakedev) == (FakeDevAccelerator, "detected: fakedev available, 2 devices")
-    assert registry.accelerator_class("fakedev") is FakeDevAccelerator
-    assert "fakedev" in registry.known_accelerators()
+    assert base.accelerator_class("fakedev") is FakeDevAccelerator
+    assert "fakedev" in base.known_accelerators()
     assert detect_from_build(fakedev, torch_build()) is None  # never ruled out: the fast path cannot answer cpu
 
 
@@ -92,7 +92,7 @@ def test_the_launcher_counts_places_and_limits_ranks_by_its_class(fakedev, cli: 
 def test_the_launcher_spells_no_device_fact_of_its_own() -> None:
     """What the launcher knows of a device it reads from the class: no name, word, variable or package in its code."""
     facts = set()
-    for cls in registry.ACCELERATORS.values():
+    for cls in base.registered():
         facts |= {cls.name, cls.nproc_word, cls.visible_devices_env, cls.package, *cls.exclusive_backends} - {None}
     spelled = []
     for path in Path(launcher.__file__).parent.rglob("*.py"):
