@@ -16,7 +16,6 @@ import signal
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from launcher.contract.engine_options import DEFAULT_LOGS_SPECS
@@ -24,8 +23,9 @@ from launcher.contract.job_config import JobConfig
 from launcher.contract.names import LAUNCHER_PID_VAR, TIMEOUT_STATUS
 from launcher.run.failure.exit_times import ExitTimes
 from launcher.run.failure.first_failure import first_failure, lost_peer_note
-from launcher.run.failure.rank_failure import RankFailure, exit_status, failure_from_engine, tail_lines
+from launcher.run.failure.rank_failure import exit_status, failure_from_engine, tail_lines
 from launcher.run.grace import bounded_stops
+from launcher.run.job_outcome import JobOutcome
 from launcher.run.job_signals import ranks_running, received_signal
 from launcher.run.leftovers import log_folder
 from launcher.run.rank_output import TEMPLATE_ENV, rank_streams
@@ -35,20 +35,11 @@ from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, r
 from launcher.run.restarts import restart_environment
 from launcher.signal_rules import stop_outcome
 
-__all__ = ["JobOutcome", "run_job", "silence_engine_logs"]
+__all__ = ["run_job", "silence_engine_logs"]
 
 logger = logging.getLogger(__name__)
 # How long the copies of the ranks' output may take to reach the end of their files once the ranks are gone.
 _COPY_DRAIN_SECONDS = 2.0
-
-
-@dataclass(frozen=True)
-class JobOutcome:
-    """How a job ended: its exit status, and the one message the user should read (if any)."""
-
-    status: int
-    message: str | None = None
-    failure: RankFailure | None = None
 
 
 class JobTimeout(Exception):

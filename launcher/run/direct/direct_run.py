@@ -26,12 +26,12 @@ from launcher.run.direct.worker_env import worker_env
 from launcher.run.failure.exit_times import ExitTimes
 from launcher.run.failure.first_failure import first_failure, lost_peer_note
 from launcher.run.failure.rank_failure import exit_status, failure_from_engine, tail_lines
+from launcher.run.job_outcome import JobOutcome
 from launcher.run.leftovers import log_folder
 from launcher.run.rank_process import rank_command
 from launcher.run.rank_stop import stop_ranks
 from launcher.run.reaper import become_subreaper, reaping_adopted, sweep_descendants
 from launcher.run.rendezvous.choice import master_addr, rendezvous, run_id
-from launcher.run.spawn import JobOutcome
 from launcher.signal_rules import forward_action, hurry_stop, set_stop_action, stop_outcome
 
 __all__ = ["run_direct"]
