@@ -11,6 +11,7 @@ layout's filtered file too, under torch's header, as torch's does.
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 from string import Template
 from typing import IO, Any
@@ -22,13 +23,10 @@ from launcher.run.terminal_lines import RankLines, terminal
 
 __all__ = ["FilteredLines", "RankLogs"]
 
-_STREAMS = ((1, "stdout"), (2, "stderr"))
-
-
 class RankLogs:
     """One attempt's streams: `popen_streams` for each rank, `start_copies` once it runs, `finish` after."""
 
-    def __init__(self, config: JobConfig, layout: Any, environ: dict[str, str]) -> None:
+    def __init__(self, config: JobConfig, layout: Any, environ: Mapping[str, str]) -> None:
         self._config, self._layout = config, layout
         self._opened: list[IO[bytes]] = []
         self._copies = OutputCopies()
@@ -51,7 +49,7 @@ class RankLogs:
 
     def popen_streams(self, local_rank: int) -> tuple[object, object]:
         """The rank's stdout and stderr for Popen: a pipe for a teed stream, its file, or the terminal (None)."""
-        return tuple(self._popen_stream(local_rank, fd) for fd, _ in _STREAMS)  # type: ignore[return-value]
+        return self._popen_stream(local_rank, 1), self._popen_stream(local_rank, 2)
 
     def _popen_stream(self, local_rank: int, fd: int) -> object:
         layout = self._layout
@@ -72,7 +70,8 @@ class RankLogs:
                 continue
             teed = (self._layout.tee_stdouts if fd == 1 else self._layout.tee_stderrs)[local_rank]
             log = Path(teed).open("ab", buffering=0)  # the copy closes it at the stream's end
-            lines: list[RankLines | FilteredLines] = [RankLines(terminal(fd), rank_prefix(self._config, local_rank, fd))]
+            prefix = rank_prefix(self._config, local_rank, fd)
+            lines: list[RankLines | FilteredLines] = [RankLines(terminal(fd), prefix)]
             if fd in self._filtered:
                 lines.append(FilteredLines(*self._filtered[fd], self._torch_header(local_rank)))
             what = f"rank {self._config.global_rank(local_rank)}'s log {teed}"

@@ -55,8 +55,7 @@ class RankProcesses:
     def wait_exits(self, seconds: float | None) -> list[int]:
         """Wait up to `seconds` (None: as long as it takes) for exits; the local ranks that exited, reaped."""
         with self._seen:
-            if not self._unreaped and self.running():
-                self._seen.wait(seconds)
+            self._seen.wait_for(lambda: self._unreaped or not self.running(), seconds)
             ended, self._unreaped = self._unreaped, []
         for local_rank in ended:
             self.processes[local_rank].wait()
