@@ -62,7 +62,7 @@ def run_agent(elastic: LaunchConfig, argv: list[str], config: JobConfig) -> JobO
         finally:
             if shut_down_rendezvous:
                 spec.rdzv_handler.shutdown()
-    if result.is_failed() and agent.group is not None:
+    if result is not None and result.is_failed() and agent.group is not None:  # None: a graceful rendezvous exit
         return agent.group.failure_outcome()
     return JobOutcome(0)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from launcher.run.failure.first_failure import first_failure, lost_peer_note
 from launcher.run.failure.rank_failure import exit_status, failure_from_engine, tail_lines
@@ -22,7 +23,9 @@ from launcher.run.rank_logs import RankLogs
 from launcher.run.rank_processes import RankProcesses
 from launcher.run.rank_stop import stop_ranks
 
-__all__ = ["RankExit", "RankGroup"]
+__all__ = ["GroupEnd", "RankExit", "RankGroup"]
+
+GroupEnd = Literal["failed", "succeeded"]
 
 ERROR_FILE_VAR = "TORCHELASTIC_ERROR_FILE"
 # torch's ProcessFailure for a rank that left no error file.
@@ -61,7 +64,7 @@ class RankGroup:
         self.logs.start_copies(local_rank, process)
         return process.pid
 
-    def wait(self, seconds: float | None) -> str | None:
+    def wait(self, seconds: float | None) -> GroupEnd | None:
         """Wait up to `seconds` (None: as long as it takes) for the group to end: "failed" as soon as a rank
         failed, "succeeded" once every rank succeeded, None while they run."""
         ended = self._processes.wait_exits(seconds)

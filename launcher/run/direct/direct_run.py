@@ -65,6 +65,7 @@ def run_direct(config: JobConfig) -> JobOutcome:
         set_stop_action(hurry_stop)
         if group is not None:
             group.kill()
+            group.close(0)
         sweep_descendants(grace_seconds=settings.grace_period)
         raise
     finally:
