@@ -1,3 +1,4 @@
-"""This node's ranks on torch elastic (`run_job`, spawn): each rank's command and environment
-(rank_process), the rendezvous (rendezvous/), output, grace, restarts, teardown, and the first failure
-(failure/)."""
+"""This node's ranks (`run_job`, spawn): each rank's command and environment (rank_process, worker_env), one
+rank group for both paths (rank_group: output, exits, the shutdown window, the first failure) driven by the
+direct path (direct/) or torch elastic's agent (rank_agent), the rendezvous (rendezvous/), restarts, teardown,
+and the first failure (failure/)."""

@@ -12,21 +12,13 @@ import logging
 import math
 import os
 import shutil
-import signal
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from launcher.contract.engine_options import DEFAULT_LOGS_SPECS
 from launcher.contract.job_config import JobConfig
 from launcher.contract.names import LAUNCHER_PID_VAR, TIMEOUT_STATUS
-from launcher.run.failure.exit_times import ExitTimes
-from launcher.run.failure.first_failure import first_failure, lost_peer_note
-from launcher.run.failure.rank_failure import exit_status, failure_from_engine, tail_lines
-from launcher.run.grace import bounded_stops
 from launcher.run.job_outcome import JobOutcome
-from launcher.run.job_signals import ranks_running, received_signal
+from launcher.run.job_signals import RanksStopped
 from launcher.run.leftovers import log_folder
 from launcher.run.rank_output import TEMPLATE_ENV, rank_streams
 from launcher.run.rank_process import rank_command
@@ -38,12 +30,6 @@ from launcher.signal_rules import stop_outcome
 __all__ = ["run_job", "silence_engine_logs"]
 
 logger = logging.getLogger(__name__)
-# How long the copies of the ranks' output may take to reach the end of their files once the ranks are gone.
-_COPY_DRAIN_SECONDS = 2.0
-
-
-class JobTimeout(Exception):
-    """Raised in the agent's loop when `--timeout` runs out."""
 
 
 def run_job(config: JobConfig) -> JobOutcome:
@@ -55,11 +41,10 @@ def run_job(config: JobConfig) -> JobOutcome:
         from launcher.run.direct.direct_run import run_direct
 
         return run_direct(config)
-    from torch.distributed.elastic.multiprocessing.api import SignalException
-    from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.elastic.rendezvous.api import RendezvousError
-    from torch.distributed.launcher.api import launch_agent
 
+    from launcher.run.agent_launch import run_agent
+    from launcher.run.rank_agent import JobTimeout
     from launcher.run.rendezvous.backend_agreement import ArrivalsTimeoutError, BackendMismatchError, NodeRecordError
 
     settings = config.settings
@@ -69,19 +54,11 @@ def run_job(config: JobConfig) -> JobOutcome:
     os.environ[LAUNCHER_PID_VAR] = str(os.getpid())
     become_subreaper()
     log_root = log_folder(config.settings.log_dir)
-    command = rank_command(config)
-    exits = ExitTimes()
-    elastic = None
     try:
-        elastic = _elastic_config(config, log_root)
-        with (ranks_running(settings.engine.signals_to_handle), _deadline(settings.timeout),
-              bounded_stops(settings.grace_period), exits, reaping_adopted()):
-            launch_agent(elastic, command[0], command[1:])
-        return JobOutcome(0)
-    except ChildFailedError as exc:
-        return _failed(exc, log_root, exits, elastic.logs_specs)
-    except SignalException as exc:
-        return JobOutcome(*stop_outcome(received_signal(exc), "every rank was stopped"))
+        with reaping_adopted():
+            return run_agent(_elastic_config(config, log_root), rank_command(config), config)
+    except RanksStopped as exc:
+        return JobOutcome(*stop_outcome(exc.received, "every rank was stopped"))
     except JobTimeout:
         return JobOutcome(TIMEOUT_STATUS, f"the job ran past --timeout {settings.timeout:g}s; every rank was stopped")
     except BackendMismatchError as exc:
@@ -94,8 +71,6 @@ def run_job(config: JobConfig) -> JobOutcome:
         return JobOutcome(1, f"rendezvous at {where} failed (a node is gone, or never came): {detail}")
     finally:
         sweep_descendants(grace_seconds=settings.grace_period)
-        if elastic is not None:
-            elastic.logs_specs.finish(_COPY_DRAIN_SECONDS)
         if settings.log_dir is None:
             shutil.rmtree(log_root, ignore_errors=True)
 
@@ -110,10 +85,9 @@ def silence_engine_logs() -> None:
 
 
 def _elastic_config(config: JobConfig, log_root: Path):
+    from torch.distributed.elastic.multiprocessing import DefaultLogsSpecs
     from torch.distributed.launcher.api import LaunchConfig
-
-    from launcher.run.engine_tee import LauncherTee
-    from launcher.run.failure.error_files import rank_error_files
+    from torch.distributed.run import _get_logs_specs_class
 
     settings = config.settings
     engine = settings.engine
@@ -131,15 +105,15 @@ def _elastic_config(config: JobConfig, log_root: Path):
     # Where torchrun runs a job as standalone (c10d on localhost:0) its ranks get this host's name and a fresh
     # run id, and so do ours; a rendezvous of ours on a free port otherwise gives MASTER_ADDR=--master-addr.
     standalone = standalone_like(config)
-    filtered = bool(engine.duplicate_stdout_filters or engine.duplicate_stderr_filters)  # read the engine's tee
     own_free_port = endpoint.endswith(":0") and not standalone
-    # Our layout keeps the logs in a private folder of ours, its teed streams copied by us; a --logs-specs plugin
-    # gets --log-dir as torchrun gives it, and tees as torch does.
+    # torch's layout keeps the logs in a private folder of ours; a --logs-specs plugin (loaded by torchrun's own
+    # loader from the torchrun.logs_specs entry points) gets --log-dir as torchrun gives it. Either way the rank
+    # group writes where the layout says (launcher/run/rank_logs.py).
     layout = dict(redirects=redirects, tee=tee, local_ranks_filter=set(engine.local_ranks_filter) or None)
     if engine.logs_specs == DEFAULT_LOGS_SPECS:
-        logs_specs = LauncherTee(config, engine_tees=filtered, log_dir=str(log_root), **layout)
+        logs_specs = DefaultLogsSpecs(log_dir=str(log_root), **layout)
     else:
-        logs_specs = rank_error_files(engine.logs_specs)(log_dir=settings.log_dir, **layout)
+        logs_specs = _get_logs_specs_class(engine.logs_specs)(log_dir=settings.log_dir, **layout)
     return LaunchConfig(
         min_nodes=low,
         max_nodes=high,
@@ -171,45 +145,3 @@ def _streams(config: JobConfig) -> tuple[dict, dict]:
     streams = rank_streams(config)
     return ({rank: Std(redirected) for rank, (redirected, _) in enumerate(streams)},
             {rank: Std(teed) for rank, (_, teed) in enumerate(streams)})
-
-
-def _failed(exc, log_root: Path, exits: ExitTimes, logs) -> JobOutcome:
-    logs.finish(_COPY_DRAIN_SECONDS)  # the failed rank's last lines reach its log before its tail is read
-    rank, failure = first_failure(exc.failures, exits)
-    kept = logs.stderrs.get(failure.local_rank)  # where the layout put it; else the default layout's
-    log = Path(kept) if kept else _stderr_log(log_root, failure.local_rank)
-    tail = tail_lines(log) if log is not None else ()
-    account = failure_from_engine(rank, failure.exitcode, logs.error_file(failure.local_rank), tail)
-    note = lost_peer_note(account.output_tail)
-    message = account.summary() if note is None else f"{account.summary()}\n  {note}"
-    return JobOutcome(exit_status(failure.exitcode), message, account)
-
-
-def _stderr_log(log_root: Path, local_rank: int) -> Path | None:
-    candidates = sorted(log_root.glob(f"*/attempt_*/{local_rank}/stderr.log"), key=lambda p: p.stat().st_mtime)
-    return candidates[-1] if candidates else None
-
-
-@contextmanager
-def _deadline(seconds: float | None) -> Iterator[None]:
-    """Raise JobTimeout in the main thread after `seconds`; the agent then stops the ranks as on any error.
-    A SIGALRM from outside, before the deadline, is the stop signal it is at any other time."""
-    if seconds is None:
-        yield
-        return
-    deadline = time.monotonic() + seconds
-
-    def expire(signum: int, frame: object) -> None:
-        if time.monotonic() < deadline:
-            if callable(previous):
-                previous(signum, frame)
-            return
-        raise JobTimeout()
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)

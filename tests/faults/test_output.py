@@ -72,7 +72,7 @@ def test_a_progress_bar_is_shown_while_the_rank_holds_it_and_redrawn_in_place(st
 @pytest.mark.usefixtures("launch_path")
 @pytest.mark.timeout(240)
 def test_a_log_file_over_the_size_limit_is_said_once_and_every_line_still_reaches_the_terminal(tmp_path):
-    # The launcher writes every teed log itself, from the rank's pipe (direct) or FIFO (engine): the rank never
+    # The launcher writes every teed log itself, from the rank's pipe (the rank group, on both paths): the rank never
     # meets the limit, and its stream is drained to the end.
     limit = 1 * MIB
     command = [sys.executable, "-c", "import resource, runpy, sys; "

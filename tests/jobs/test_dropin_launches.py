@@ -61,6 +61,16 @@ def test_role_virtual_local_rank_and_rendezvous_settings_reach_the_ranks(launch:
     assert ranks[1]["argv"] == [DUMP]
 
 
+@pytest.mark.timeout(120)
+def test_torch_elastics_watchdog_runs_and_gives_every_rank_its_timer_file(launch: Launcher) -> None:
+    # the variable takes the job to torch elastic's agent, whose own watchdog our agent keeps (rank_agent.py)
+    result = launch(["--nproc-per-node", "2", DUMP], env={"TORCHELASTIC_ENABLE_FILE_TIMER": "1"})
+    assert result.returncode == 0, result.stderr
+    timer_files = {recorded(result.record_dir)[rank]["env"].get("TORCHELASTIC_TIMER_FILE") for rank in (0, 1)}
+    timer_file, = timer_files
+    assert timer_file is not None and Path(timer_file).name.startswith("watchdog_timer_")
+
+
 @pytest.mark.timeout(180)
 def test_tee_and_local_ranks_filter_show_only_the_chosen_ranks_as_torchrun_shows_them(launch: Launcher,
                                                                                        tmp_path: Path) -> None:

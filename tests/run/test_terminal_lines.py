@@ -11,6 +11,7 @@ import tracemalloc
 import pytest
 
 from launcher.run.output_copy import OutputCopies
+from launcher.run.rank_logs import FilteredLines
 from launcher.run.terminal_lines import PENDING_BOUND, RankLines, Terminal
 
 
@@ -138,7 +139,7 @@ def test_a_log_that_cannot_be_written_is_said_once_and_the_pipe_is_drained_to_it
     terminal = Terminal(screen.write)
     read_end, write_end = os.pipe()
     copies, log = OutputCopies(), FullLog()
-    copies.copy_pipe(os.fdopen(read_end, "rb", buffering=0), log, RankLines(terminal, b""), "rank 0's log", terminal)
+    copies.copy_pipe(os.fdopen(read_end, "rb", buffering=0), log, [RankLines(terminal, b"")], "rank 0's log", terminal)
     writer = threading.Thread(target=lambda: [os.write(write_end, b"line %d\n" % n) for n in range(20000)])
     writer.start()
     writer.join(timeout=10)
@@ -153,16 +154,19 @@ def test_a_log_that_cannot_be_written_is_said_once_and_the_pipe_is_drained_to_it
 
 
 @pytest.mark.timeout(20)
-def test_a_fifo_the_engine_keeps_open_is_copied_to_its_log_and_the_terminal_and_ends_once_finished(tmp_path) -> None:
+def test_a_pipe_is_copied_to_its_log_and_the_terminal_and_its_matching_lines_to_the_filtered_file(tmp_path) -> None:
     screen = Screen()
-    path, log = tmp_path / "stderr.log.fifo", (tmp_path / "stderr.log").open("ab", buffering=0)
+    log, filtered = (tmp_path / "stderr.log").open("ab", buffering=0), (tmp_path / "filtered.log").open("ab")
+    read_end, write_end = os.pipe()
     copies = OutputCopies()
-    copies.copy_fifo(path, log, RankLines(Terminal(screen.write), b"[rank1]:"), "rank 1's log", Terminal(screen.write))
-    data = b"a\r" * 3 + b"b" * (3 * PENDING_BOUND) + b"\nlast"
-    with path.open("wb") as engine_end:  # as torch's SubprocessHandler opens the rank's stream: never waits
-        with path.open("wb") as rank_end:
-            rank_end.write(data)
-        copies.finish(10)  # the engine still holds its end: the copy ends when the FIFO falls quiet
-        assert bytes(screen.data) == (b"[rank1]:a\r" * 3 + b"[rank1]:" + b"b" * (3 * PENDING_BOUND)
-                                      + b"\n[rank1]:last\n")
-    assert (tmp_path / "stderr.log").read_bytes() == data and log.closed and not path.exists()
+    lines = [RankLines(Terminal(screen.write), b"[rank1]:"), FilteredLines(filtered, ("loss",), b"[default1]:")]
+    copies.copy_pipe(os.fdopen(read_end, "rb", buffering=0), log, lines, "rank 1's log", Terminal(screen.write))
+    data = b"a\r" * 3 + b"b" * (3 * PENDING_BOUND) + b"\nloss 1\nother\nlast loss"
+    with os.fdopen(write_end, "wb") as rank_end:
+        rank_end.write(data)
+    copies.finish(10)
+    filtered.close()
+    assert bytes(screen.data) == (b"[rank1]:a\r" * 3 + b"[rank1]:" + b"b" * (3 * PENDING_BOUND)
+                                  + b"\n[rank1]:loss 1\n[rank1]:other\n[rank1]:last loss\n")
+    assert (tmp_path / "stderr.log").read_bytes() == data and log.closed
+    assert (tmp_path / "filtered.log").read_bytes() == b"[default1]:loss 1\n[default1]:last loss\n"

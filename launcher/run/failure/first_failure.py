@@ -6,7 +6,6 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from launcher.run.failure.exit_times import ExitTimes
 
 __all__ = ["first_failure", "lost_a_peer", "lost_peer_note"]
 
@@ -36,17 +35,18 @@ def lost_peer_note(stderr_tail: tuple[str, ...]) -> str | None:
     return f"it lost {where} first: a rank or a node there went away (lost node, or a failure there)"
 
 
-def first_failure(failures: Mapping[int, Any], exits: ExitTimes) -> tuple[int, Any]:
-    """(rank, torch's ProcessFailure) of the failure that started the teardown: the first to exit.
+def first_failure(failures: Mapping[int, Any], exited: Mapping[int, float]) -> tuple[int, Any]:
+    """(rank, failure) of the failure that started the teardown: the first to exit (a failure has the `pid`,
+    `exitcode` and `timestamp` of torch's ProcessFailure).
 
-    Failures are ordered by the exit times the launcher saw when it saw every failed rank's exit; else by
-    torch's own timestamps (whole seconds), a rank that ended by itself before one ended by a signal (as the
-    teardown ends them) in the same second, then the lowest rank. What a rank wrote never decides it: its
+    Failures are ordered by the exit times the launcher saw (`exited`: pid -> monotonic time) when it saw every
+    failed rank's exit; else by their timestamps (whole seconds), a rank that ended by itself before one ended
+    by a signal (as the teardown ends them) in the same second, then the lowest rank. What a rank wrote never decides it: its
     own "Connection reset by peer" may be its own failure (lost_peer_note says what it lost).
     """
     by_pid = {failure.pid: rank for rank, failure in failures.items()}
-    if by_pid.keys() <= exits.exited.keys():
-        cause = min(failures, key=lambda r: exits.exited[failures[r].pid])
+    if by_pid.keys() <= exited.keys():
+        cause = min(failures, key=lambda r: exited[failures[r].pid])
     else:
         cause = min(failures, key=lambda r: (failures[r].timestamp, failures[r].exitcode < 0, r))
     return cause, failures[cause]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from launcher.run.failure.exit_times import ExitTimes
 from launcher.run.failure.first_failure import first_failure, lost_peer_note
 
 LOST = ("RuntimeError: [pair.cc:537] Read error [10.0.0.7]:28822: Connection reset by peer.",)
@@ -18,10 +17,8 @@ class Failure:
     exitcode: int = 1
 
 
-def order(**exited: float) -> ExitTimes:
-    seen = ExitTimes()
-    seen.exited.update({int(pid[1:]): when for pid, when in exited.items()})
-    return seen
+def order(**exited: float) -> dict[int, float]:
+    return {int(pid[1:]): when for pid, when in exited.items()}
 
 
 def test_the_rank_that_exited_first_is_named_even_when_torch_stamps_a_tie() -> None:

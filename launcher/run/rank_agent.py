@@ -1,0 +1,108 @@
+"""The rank group as torch elastic's agent runs it: `LocalElasticAgent`'s extension points, no patch.
+
+torch keeps the rendezvous, the restarts, the membership, its watchdog and health check; each attempt's ranks
+are one rank group of ours (launcher/run/rank_group.py), as on the direct path: their environment
+(worker_env.py), their log destinations (the `--logs-specs` layout's `reify`, the streams copied by us),
+their exits, the first failure, the shutdown window. A stop signal raises RanksStopped inside `run()`
+(launcher/run/job_signals.py); its `finally` calls `_shutdown`, which stops the group with the signal the ranks
+get. --timeout is one deadline, checked at every look at the ranks.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from typing import Any
+
+from torch.distributed.elastic.agent.server.api import RunResult, WorkerGroup, WorkerState
+from torch.distributed.elastic.agent.server.local_elastic_agent import LocalElasticAgent
+from torch.distributed.elastic.utils import macros
+
+from launcher.contract.job_config import JobConfig
+from launcher.run.job_signals import RanksStopped, StopState
+from launcher.run.rank_group import RankGroup
+from launcher.run.rank_logs import RankLogs
+from launcher.run.worker_env import RankPlace, worker_env
+from launcher.signal_rules import hurrying_signal, stop_hurried
+
+__all__ = ["JobTimeout", "RankGroupAgent"]
+
+# How long the copies of the ranks' output may take to reach the end of their pipes once the ranks are gone.
+_COPY_DRAIN_SECONDS = 2.0
+
+
+class JobTimeout(Exception):
+    """--timeout ran out while the ranks ran."""
+
+
+class RankGroupAgent(LocalElasticAgent):
+    """torch's local agent, each attempt's ranks one RankGroup; `group` is the latest attempt's."""
+
+    def __init__(self, *args: Any, config: JobConfig, stopping: StopState, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._config, self._stopping = config, stopping
+        timeout = config.settings.timeout
+        self._deadline = None if timeout is None else time.monotonic() + timeout
+        self.group: RankGroup | None = None
+
+    def send(self, signum: int) -> int:
+        """Send `signum` to every running rank of the latest attempt; to how many."""
+        return self.group.send(signum) if self.group is not None else 0
+
+    def _start_workers(self, worker_group: WorkerGroup) -> dict[int, Any]:
+        if stop_hurried():  # a stop signal came while the last attempt's ranks were stopped: no restart
+            self._stopping.stop(hurrying_signal() or signal.SIGTERM)
+        spec = worker_group.spec
+        envs = {worker.local_rank: self._worker_env(worker_group, worker) for worker in worker_group.workers}
+        self._setup_local_watchdog(envs)
+        self._setup_healthcheck()
+        layout = self._logs_specs.reify(envs)
+        self.group = RankGroup(RankLogs(self._config, layout, dict(os.environ)))
+        pids = {}
+        for local_rank, env in envs.items():
+            argv = [spec.entrypoint, *macros.substitute(list(spec.args), str(local_rank))]
+            pids[local_rank] = self.group.start(local_rank, argv, env)
+        return pids
+
+    def _worker_env(self, worker_group: WorkerGroup, worker: Any) -> dict[str, str]:
+        spec = worker_group.spec
+        place = RankPlace(local_rank=worker.local_rank, rank=worker.global_rank, role=spec.role,
+                          role_rank=worker.role_rank, group_rank=worker_group.group_rank,
+                          local_world_size=spec.local_world_size, world_size=worker.world_size,
+                          group_world_size=worker_group.group_world_size, role_world_size=worker.role_world_size,
+                          master=(worker_group.master_addr, worker_group.master_port),
+                          run_id=spec.rdzv_handler.get_run_id(),
+                          restart_count=spec.max_restarts - self._remaining_restarts,
+                          max_restarts=spec.max_restarts, use_agent_store=spec.rdzv_handler.use_agent_store)
+        env = worker_env(place, os.environ)
+        if spec.virtual_local_rank:  # one device each, as device 0: torch's own rule
+            self._set_local_rank_env(env, worker.local_rank, spec)
+        return env
+
+    def _monitor_workers(self, worker_group: WorkerGroup) -> RunResult:
+        if self._deadline is not None and time.monotonic() >= self._deadline:
+            raise JobTimeout()
+        state = self.group.wait(0) if self.group is not None else None
+        if state == "failed":
+            return RunResult(state=WorkerState.FAILED, failures=self.group.failures())
+        if state == "succeeded":
+            return RunResult(state=WorkerState.SUCCEEDED,
+                             return_values=dict.fromkeys(self.group.ranks.values()))
+        return RunResult(state=WorkerState.HEALTHY)
+
+    def _stop_workers(self, worker_group: WorkerGroup) -> None:
+        self._shutdown()
+
+    def _shutdown(self, death_sig: signal.Signals = signal.SIGTERM, timeout: int = 30) -> None:
+        """Stop the latest attempt's ranks within --grace-period (a stop signal's own signal, if one came)."""
+        if self._worker_watchdog is not None:
+            self._worker_watchdog.stop()
+            self._worker_watchdog = None
+        if self._health_check_server is not None:
+            self._health_check_server.stop()
+            self._health_check_server = None
+        if self.group is not None:
+            signum = self._stopping.sent if self._stopping.received is not None else death_sig
+            self.group.stop(signum, self._config.settings.grace_period)
+            self.group.close(_COPY_DRAIN_SECONDS)

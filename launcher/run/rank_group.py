@@ -1,0 +1,114 @@
+"""One node's ranks for one attempt, the same under both drivers: the direct path's loop
+(launcher/run/direct/direct_run.py) and torch elastic's agent (launcher/run/rank_agent.py).
+
+The group starts each rank from its argv and environment in a session of its own, its teed streams copied to
+their files and the terminal under their prefixes (rank_logs.py), watches their exits (rank_processes.py),
+stops them within the shutdown window (rank_stop.py), and gives the first failure's account
+(launcher/run/failure/): among the ranks that ended with a non-zero status (those the teardown stopped
+included, as torch elastic counts them), the first to exit.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from launcher.run.failure.first_failure import first_failure, lost_peer_note
+from launcher.run.failure.rank_failure import exit_status, failure_from_engine, tail_lines
+from launcher.run.failure.root_cause import read_error_file
+from launcher.run.job_outcome import JobOutcome
+from launcher.run.rank_logs import RankLogs
+from launcher.run.rank_processes import RankProcesses
+from launcher.run.rank_stop import stop_ranks
+
+__all__ = ["GroupEnd", "RankExit", "RankGroup"]
+
+GroupEnd = Literal["failed", "succeeded"]
+
+ERROR_FILE_VAR = "TORCHELASTIC_ERROR_FILE"
+# torch's ProcessFailure for a rank that left no error file.
+_NO_RECORD = {"message": "<NONE>"}
+
+
+@dataclass(frozen=True)
+class RankExit:
+    """A rank that ended with a non-zero status, with the fields torch's agent reads of its ProcessFailure."""
+
+    local_rank: int
+    pid: int
+    exitcode: int
+    timestamp: int  # seconds since the epoch, as torch's
+    error_file_data: Mapping[str, object] = field(default_factory=lambda: dict(_NO_RECORD))
+
+
+class RankGroup:
+    """The ranks of one attempt: `start` each, `wait` for their exits, `stop` them, `close` once they are gone."""
+
+    def __init__(self, logs: RankLogs) -> None:
+        self.logs = logs
+        self.ranks: dict[int, int] = {}  # local rank -> global rank
+        self._processes = RankProcesses()
+        self._ended: dict[int, float] = {}  # local rank -> the time.time() its exit was handed over
+
+    def start(self, local_rank: int, argv: Sequence[str], env: Mapping[str, str], pass_fds: Sequence[int] = ()) -> int:
+        """Start local rank `local_rank` (its global rank is the environment's RANK); its pid."""
+        env = dict(env)
+        error_file = self.logs.error_file(local_rank)
+        if error_file is not None:
+            env[ERROR_FILE_VAR] = error_file
+        stdout, stderr = self.logs.popen_streams(local_rank)
+        process = self._processes.start(local_rank, argv, env, stdout, stderr, pass_fds)
+        self.ranks[local_rank] = int(env.get("RANK", local_rank))
+        self.logs.start_copies(local_rank, process)
+        return process.pid
+
+    def wait(self, seconds: float | None) -> GroupEnd | None:
+        """Wait up to `seconds` (None: as long as it takes) for the group to end: "failed" as soon as a rank
+        failed, "succeeded" once every rank succeeded, None while they run."""
+        ended = self._processes.wait_exits(seconds)
+        self._ended.update(dict.fromkeys(ended, time.time()))
+        if any(self._processes.processes[local_rank].returncode for local_rank in ended):
+            return "failed"
+        return None if self._processes.running() else "succeeded"
+
+    def send(self, signum: int) -> int:
+        """Send `signum` to every running rank's own process; to how many."""
+        return self._processes.send(signum)
+
+    def stop(self, signum: int, window: float) -> None:
+        """Stop the running ranks with `signum`, SIGKILL after `window` seconds (launcher/run/rank_stop.py)."""
+        by_rank = {self.ranks[local_rank]: process for local_rank, process in self._processes.processes.items()}
+        stop_ranks(by_rank, signum, window, wait=lambda seconds: self.wait(seconds))
+
+    def kill(self) -> None:
+        """SIGKILL to every running rank's session (an end without a stop: an internal error)."""
+        self._processes.kill()
+
+    def close(self, drain_seconds: float) -> None:
+        """The ranks are gone: let the copies reach the end of their streams, then close the files."""
+        self._processes.close()
+        self.logs.finish(drain_seconds)
+
+    def failures(self) -> dict[int, RankExit]:
+        """Every rank that ended with a non-zero status, by global rank."""
+        return {self.ranks[local_rank]: RankExit(local_rank, process.pid, process.returncode,
+                                                 int(self._ended.get(local_rank, time.time())),
+                                                 self._record(local_rank))
+                for local_rank, process in self._processes.processes.items() if process.returncode}
+
+    def failure_outcome(self) -> JobOutcome:
+        """The first failure's account (call it once the ranks are gone and the copies drained)."""
+        rank, failure = first_failure(self.failures(), self._processes.exited)
+        log = self.logs.stderr_log(failure.local_rank)
+        tail = tail_lines(log) if log is not None else ()
+        account = failure_from_engine(rank, failure.exitcode, self.logs.error_file(failure.local_rank), tail)
+        note = lost_peer_note(account.output_tail)
+        message = account.summary() if note is None else f"{account.summary()}\n  {note}"
+        return JobOutcome(exit_status(failure.exitcode), message, account)
+
+    def _record(self, local_rank: int) -> Mapping[str, object]:
+        record = read_error_file(self.logs.error_file(local_rank)).record
+        return dict(record) if isinstance(record, Mapping) else dict(_NO_RECORD)
+

@@ -1,0 +1,121 @@
+"""Where each rank's output goes, in a layout of torch elastic's kind, on both launch paths.
+
+A layout is a `LogsDest` of torch's (launcher/run/log_layout.py makes the default one without torch; on the
+engine path a `--logs-specs` plugin's `reify` makes it): for each rank, the file of each stream ("" leaves
+it to the terminal), the streams teed (their file and the terminal) and its error file. A teed stream is a
+pipe the launcher copies, chunk by chunk, to its file and to the terminal, each line under its prefix
+(launcher/run/rank_output.py, output_copy.py); a line that holds one of --duplicate-*-filters goes to the
+layout's filtered file too, under torch's header, as torch's does.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+from string import Template
+from typing import IO, Any
+
+from launcher.contract.job_config import JobConfig
+from launcher.run.output_copy import OutputCopies
+from launcher.run.rank_output import TEMPLATE_ENV, rank_prefix
+from launcher.run.terminal_lines import RankLines, terminal
+
+__all__ = ["FilteredLines", "RankLogs"]
+
+class RankLogs:
+    """One attempt's streams: `popen_streams` for each rank, `start_copies` once it runs, `finish` after."""
+
+    def __init__(self, config: JobConfig, layout: Any, environ: Mapping[str, str]) -> None:
+        self._config, self._layout = config, layout
+        self._opened: list[IO[bytes]] = []
+        self._copies = OutputCopies()
+        engine = config.settings.engine
+        self._filtered: dict[int, tuple[IO[bytes], tuple[str, ...]]] = {}
+        for fd, filters, path in ((1, engine.duplicate_stdout_filters, getattr(layout, "filtered_stdout", "")),
+                                  (2, engine.duplicate_stderr_filters, getattr(layout, "filtered_stderr", ""))):
+            if filters and path:
+                self._filtered[fd] = (self._open(path), filters)
+        self._template = environ.get(TEMPLATE_ENV)
+
+    def error_file(self, local_rank: int) -> str | None:
+        """The error file the layout gives the rank (None: none)."""
+        return self._layout.error_files.get(local_rank) or None
+
+    def stderr_log(self, local_rank: int) -> Path | None:
+        """The file that holds the rank's stderr, if the layout keeps one."""
+        path = self._layout.stderrs.get(local_rank)
+        return Path(path) if path else None
+
+    def popen_streams(self, local_rank: int) -> tuple[object, object]:
+        """The rank's stdout and stderr for Popen: a pipe for a teed stream, its file, or the terminal (None)."""
+        return self._popen_stream(local_rank, 1), self._popen_stream(local_rank, 2)
+
+    def _popen_stream(self, local_rank: int, fd: int) -> object:
+        layout = self._layout
+        if local_rank in (layout.tee_stdouts if fd == 1 else layout.tee_stderrs):
+            return subprocess.PIPE
+        path = (layout.stdouts if fd == 1 else layout.stderrs).get(local_rank)
+        return self._open(path) if path else None
+
+    def _open(self, path: str) -> IO[bytes]:
+        handle = Path(path).open("ab", buffering=0)
+        self._opened.append(handle)
+        return handle
+
+    def start_copies(self, local_rank: int, process: subprocess.Popen) -> None:
+        """Copy a rank's piped streams to their files and the terminal, each line under its prefix."""
+        for pipe, fd in ((process.stdout, 1), (process.stderr, 2)):
+            if pipe is None:
+                continue
+            teed = (self._layout.tee_stdouts if fd == 1 else self._layout.tee_stderrs)[local_rank]
+            log = Path(teed).open("ab", buffering=0)  # the copy closes it at the stream's end
+            prefix = rank_prefix(self._config, local_rank, fd)
+            lines: list[RankLines | FilteredLines] = [RankLines(terminal(fd), prefix)]
+            if fd in self._filtered:
+                lines.append(FilteredLines(*self._filtered[fd], self._torch_header(local_rank)))
+            what = f"rank {self._config.global_rank(local_rank)}'s log {teed}"
+            self._copies.copy_pipe(pipe, log, lines, what, terminal(2))
+
+    def _torch_header(self, local_rank: int) -> bytes:
+        """torch's own header of a teed line: `[{role}{local_rank}]:`, or torchrun's template."""
+        role = self._config.settings.engine.role
+        text = (Template(self._template).safe_substitute(role_name=role, rank=self._config.global_rank(local_rank),
+                                                         local_rank=local_rank)
+                if self._template else f"[{role}{local_rank}]:")
+        return text.encode("utf-8", "replace")
+
+    def finish(self, seconds: float) -> None:
+        """Wait up to `seconds` for the copies to reach the end of their pipes, then close the files."""
+        self._copies.finish(seconds)
+        for handle in self._opened:
+            handle.close()
+        self._opened.clear()
+
+
+class FilteredLines:
+    """One rank's teed stream as torch's --duplicate-*-filters keep it: each whole line that holds one of
+    `needles`, under `header`, in the shared filtered file."""
+
+    def __init__(self, file: IO[bytes], needles: tuple[str, ...], header: bytes) -> None:
+        self._file, self._needles, self._header = file, needles, header
+        self._pending = b""
+        self.waiting = False  # nothing of a line is ever shown before its end
+
+    def feed(self, chunk: bytes) -> None:
+        """Write the whole lines `chunk` completes that hold a needle."""
+        *lines, self._pending = (self._pending + chunk).split(b"\n")
+        for line in lines:
+            if any(needle in line.decode("utf-8", "replace") for needle in self._needles):
+                try:
+                    self._file.write(self._header + line + b"\n")
+                except (OSError, ValueError):  # a full disk, or the file closed: the rank's stream still drains
+                    pass
+
+    def quiet(self) -> None:
+        """An unfinished line waits for its end."""
+
+    def close(self) -> None:
+        """The stream ended: its last line counts if it holds a needle."""
+        if self._pending:
+            self.feed(b"\n")

@@ -1,0 +1,69 @@
+"""Each rank's environment, on both launch paths: torch elastic's worker variables, as torchrun 2.13 gives them
+(torch/distributed/elastic/agent/server/local_elastic_agent.py, `_start_workers` and `_set_local_rank_env`).
+
+The direct path places each rank from its JobConfig (`direct_place`); the engine path from the worker group
+torch's rendezvous formed (launcher/run/rank_agent.py). Either way `worker_env` writes the variables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from launcher.contract.job_config import JobConfig
+
+__all__ = ["RankPlace", "direct_place", "worker_env"]
+
+
+@dataclass(frozen=True)
+class RankPlace:
+    """Where one rank stands in the job: what torch elastic tells a worker."""
+
+    local_rank: int
+    rank: int
+    role: str
+    role_rank: int
+    group_rank: int
+    local_world_size: int
+    world_size: int
+    group_world_size: int
+    role_world_size: int
+    master: tuple[str, int]
+    run_id: str
+    restart_count: int = 0
+    max_restarts: int = 0
+    use_agent_store: bool = True
+
+
+def direct_place(config: JobConfig, local_rank: int, run_id: str, master: tuple[str, int]) -> RankPlace:
+    """A rank of a fixed job without restarts, placed as torchrun's static form places it."""
+    nodes = config.node_range[0]
+    world = nodes * config.nproc_per_node
+    rank = config.global_rank(local_rank)
+    return RankPlace(local_rank=local_rank, rank=rank, role=config.settings.engine.role, role_rank=rank,
+                     group_rank=config.node_rank, local_world_size=config.nproc_per_node, world_size=world,
+                     group_world_size=nodes, role_world_size=world, master=master, run_id=run_id)
+
+
+def worker_env(place: RankPlace, environ: Mapping[str, str]) -> dict[str, str]:
+    """`environ` with torch elastic's variables for the rank at `place` (its error file is added where its logs
+    are made)."""
+    return {
+        **environ,
+        "RANK": str(place.rank),
+        "GROUP_RANK": str(place.group_rank),
+        "ROLE_RANK": str(place.role_rank),
+        "ROLE_NAME": place.role,
+        "LOCAL_WORLD_SIZE": str(place.local_world_size),
+        "WORLD_SIZE": str(place.world_size),
+        "GROUP_WORLD_SIZE": str(place.group_world_size),
+        "ROLE_WORLD_SIZE": str(place.role_world_size),
+        "MASTER_ADDR": place.master[0],
+        "MASTER_PORT": str(place.master[1]),
+        "TORCHELASTIC_RESTART_COUNT": str(place.restart_count),
+        "TORCHELASTIC_MAX_RESTARTS": str(place.max_restarts),
+        "TORCHELASTIC_RUN_ID": place.run_id,
+        "TORCHELASTIC_USE_AGENT_STORE": str(place.use_agent_store),
+        "TORCH_NCCL_ASYNC_ERROR_HANDLING": environ.get("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1"),
+        "LOCAL_RANK": str(place.local_rank),
+    }
