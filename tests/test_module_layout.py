@@ -12,9 +12,6 @@ from tests.import_graph import graph, modules
 SMALL = 30
 MOST_SMALL = 4
 NOT_COUNTED = {"__init__.py", "__main__.py"}
-# Folders being rewritten on another branch; the lead empties this set at merge (launcher/run/restarts.py has one
-# caller, launcher/run/spawn.py).
-PENDING_REWRITE = {"launcher.run."}
 
 
 def _launcher_modules() -> dict[str, int]:
@@ -42,7 +39,7 @@ def test_at_most_four_modules_of_the_launcher_are_under_thirty_lines() -> None:
 
 def test_a_module_under_thirty_lines_has_more_than_one_caller() -> None:
     found = small_modules_with_one_caller(_launcher_modules(), graph())
-    assert [line for line in found if not line.startswith(tuple(PENDING_REWRITE))] == []
+    assert found == []
 
 
 def test_the_rule_finds_a_small_module_with_one_caller() -> None:

@@ -15,6 +15,7 @@ from torch.distributed.elastic.rendezvous.utils import parse_rendezvous_endpoint
 from torch.distributed.launcher.api import LaunchConfig
 
 from launcher.contract.job_config import JobConfig
+from launcher.contract.names import SUCCESS_STATUS
 from launcher.run.job_outcome import JobOutcome
 from launcher.run.job_signals import RanksStopped, ranks_running
 from launcher.run.rank_agent import RankGroupAgent
@@ -64,7 +65,7 @@ def run_agent(elastic: LaunchConfig, argv: list[str], config: JobConfig) -> JobO
                 spec.rdzv_handler.shutdown()
     if result is not None and result.is_failed() and agent.group is not None:  # None: a graceful rendezvous exit
         return agent.group.failure_outcome()
-    return JobOutcome(0)
+    return JobOutcome(SUCCESS_STATUS)
 
 
 def _static_master(params: RendezvousParameters) -> tuple[str | None, int | None]:

@@ -12,11 +12,12 @@ import logging
 import math
 import os
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 
 from launcher.contract.engine_options import DEFAULT_LOGS_SPECS
 from launcher.contract.job_config import JobConfig
-from launcher.contract.names import LAUNCHER_PID_VAR, TIMEOUT_STATUS
+from launcher.contract.names import FAILURE_STATUS, LAUNCHER_PID_VAR, TIMEOUT_STATUS
 from launcher.run.job_outcome import JobOutcome
 from launcher.run.job_signals import RanksStopped
 from launcher.run.leftovers import log_folder
@@ -24,12 +25,15 @@ from launcher.run.rank_output import TEMPLATE_ENV, rank_streams
 from launcher.run.rank_process import rank_command
 from launcher.run.reaper import become_subreaper, reaping_adopted, sweep_descendants
 from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, rendezvous, run_id, standalone_like
-from launcher.run.restarts import restart_environment
 from launcher.signal_rules import stop_outcome
 
 __all__ = ["run_job", "silence_engine_logs"]
 
 logger = logging.getLogger(__name__)
+# Restartable groups re-form in a store of their own: by default torch elastic lets the ranks share the agent's
+# rendezvous store across attempts, so a restart's ranks could read the addresses the previous attempt's ranks
+# left there ("Connection refused" in gloo's connectFullMesh, or a hang in init_process_group).
+SHARE_STORE_VAR = "TORCH_DISABLE_SHARE_RDZV_TCP_STORE"
 
 
 def run_job(config: JobConfig) -> JobOutcome:
@@ -50,7 +54,7 @@ def run_job(config: JobConfig) -> JobOutcome:
     settings = config.settings
     gc.freeze()  # torch's import-time objects outlive the job: keep them out of every collection and the exit's
     os.environ.update(config.rank_env)
-    os.environ.update(restart_environment(config, os.environ))
+    os.environ.update(_restart_environment(config, os.environ))
     os.environ[LAUNCHER_PID_VAR] = str(os.getpid())
     become_subreaper()
     log_root = log_folder(config.settings.log_dir)
@@ -62,17 +66,27 @@ def run_job(config: JobConfig) -> JobOutcome:
     except JobTimeout:
         return JobOutcome(TIMEOUT_STATUS, f"the job ran past --timeout {settings.timeout:g}s; every rank was stopped")
     except BackendMismatchError as exc:
-        return JobOutcome(2, str(exc))
+        return JobOutcome(exc.exit_status, str(exc))
     except (ArrivalsTimeoutError, NodeRecordError) as exc:
-        return JobOutcome(1, f"rendezvous failed: {exc}")
+        return JobOutcome(exc.exit_status, f"rendezvous failed: {exc}")
     except RendezvousError as exc:
         where = rendezvous(config)[1]
         detail = str(exc) or type(exc).__name__
-        return JobOutcome(1, f"rendezvous at {where} failed (a node is gone, or never came): {detail}")
+        return JobOutcome(FAILURE_STATUS, f"rendezvous at {where} failed (a node is gone, or never came): {detail}")
     finally:
         sweep_descendants(grace_seconds=settings.grace_period)
         if settings.log_dir is None:
             shutil.rmtree(log_root, ignore_errors=True)
+
+
+def _restart_environment(config: JobConfig, environ: Mapping[str, str]) -> dict[str, str]:
+    """The variables the agent needs for restartable groups (restarts allowed, or a node range that admits new
+    nodes): rank 0 of each attempt hosts a fresh store at a port chosen for that attempt. A value the user set is
+    kept."""
+    low, high = config.node_range
+    if (config.settings.max_restarts > 0 or low != high) and SHARE_STORE_VAR not in environ:
+        return {SHARE_STORE_VAR: "1"}
+    return {}
 
 
 def silence_engine_logs() -> None:

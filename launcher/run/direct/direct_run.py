@@ -15,7 +15,7 @@ import socket
 import time
 
 from launcher.contract.job_config import JobConfig
-from launcher.contract.names import AGREEMENT_VAR, LAUNCHER_PID_VAR, STORE_FD_VAR, TIMEOUT_STATUS
+from launcher.contract.names import AGREEMENT_VAR, LAUNCHER_PID_VAR, STORE_FD_VAR, SUCCESS_STATUS, TIMEOUT_STATUS
 from launcher.errors import PortBusyError
 from launcher.run.direct.store_socket import listen_for_ranks
 from launcher.run.job_outcome import JobOutcome
@@ -53,7 +53,7 @@ def run_direct(config: JobConfig) -> JobOutcome:
             # Node 0 hosts global rank 0, and so the store: only its launcher listens (docs/ARCHITECTURE.md).
             listener = listen_for_ranks(config) if config.node_rank == 0 else None
         except PortBusyError as exc:
-            return JobOutcome(1, str(exc))
+            return JobOutcome(exc.exit_status, str(exc))
         job_run_id = run_id(config)
         group = RankGroup(RankLogs(config, default_layout(config, log_root, job_run_id), dict(os.environ)))
         with reaping_adopted():
@@ -78,7 +78,7 @@ def _run(config: JobConfig, group: RankGroup, job_run_id: str, listener: socket.
     the ranks still running."""
     settings = config.settings
     argv = rank_command(config)  # before the stop action: a signal until here ends the launch at once
-    outcome: JobOutcome | None = JobOutcome(0)
+    outcome: JobOutcome | None = JobOutcome(SUCCESS_STATUS)
     with ranks_running(group.send, settings.engine.signals_to_handle) as stopping:
         try:
             _start(config, argv, group, job_run_id, listener)

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from launcher.contract.names import REFUSAL_PHRASE, START_REFUSAL_PHRASE, VALIDATION_STATUS
+from launcher.contract.names import REFUSAL_PHRASE, SIGNAL_STATUS_BASE, START_REFUSAL_PHRASE, VALIDATION_STATUS
 from launcher.run.failure.root_cause import RootCause, clip, read_error_file
 
 __all__ = ["RankFailure", "exit_status", "tail_lines", "failure_from_engine"]
@@ -63,7 +63,7 @@ class RankFailure:
 
 def exit_status(exitcode: int) -> int:
     """A process's status as a shell shows it: 128+N for a signal N (Python gives it as -N)."""
-    return 128 - exitcode if exitcode < 0 else exitcode
+    return SIGNAL_STATUS_BASE - exitcode if exitcode < 0 else exitcode
 
 
 def tail_lines(path: Path, count: int = _TAIL_LINES) -> tuple[str, ...]:

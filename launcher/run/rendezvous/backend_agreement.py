@@ -30,6 +30,7 @@ from torch.distributed.elastic.rendezvous import (
 
 from launcher import agreement
 from launcher.agreement import disagreement
+from launcher.contract.names import FAILURE_STATUS, VALIDATION_STATUS
 from launcher.contract.resolved_backend import CLAIM_KEYS, BackendClaim
 from launcher.run.rendezvous.placed_handler import placed_handler
 from launcher.run.rendezvous.roll_call import RollCall
@@ -42,9 +43,13 @@ AGREEMENT_TIMEOUT = timedelta(seconds=60)
 class ArrivalsTimeoutError(RendezvousTimeoutError):
     """The rendezvous wait ran out; the message already says where, who came and how many never did."""
 
+    exit_status = FAILURE_STATUS
+
 
 class BackendMismatchError(RendezvousError):
     """The node launchers of one job resolved different compile backends."""
+
+    exit_status = VALIDATION_STATUS
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -52,6 +57,8 @@ class BackendMismatchError(RendezvousError):
 
 class NodeRecordError(RendezvousError):
     """What a node wrote to the rendezvous store for the agreement is not what accel-launch writes."""
+
+    exit_status = FAILURE_STATUS
 
     def __init__(self, writer: str, problem: str) -> None:
         self.writer, self.problem = writer, problem
