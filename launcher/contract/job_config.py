@@ -20,7 +20,7 @@ from launcher.contract.engine_options import EngineOptions
 from launcher.errors import UsageError
 from launcher.limits import NODES, TOTAL_RANKS, check_count, whole_number
 
-__all__ = ["Program", "RunSettings", "JobConfig", "JobDataError", "PROGRAM_MODES", "PROGRAM_PREFIX"]
+__all__ = ["Program", "RunSettings", "Rendezvous", "JobConfig", "JobDataError", "PROGRAM_MODES", "PROGRAM_PREFIX"]
 
 PROGRAM_MODES = ("script", "module", "exec")
 # How each mode is written after the launcher's own options.
@@ -82,6 +82,21 @@ class RunSettings:
 
 
 @dataclass(frozen=True)
+class Rendezvous:
+    """Where this node's launcher meets the others (launcher.run.rendezvous.choice): torch's handler name, the
+    endpoint `host:port` (port 0: a free one), and the handler's options (JSON values)."""
+
+    backend: str
+    endpoint: str
+    options: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def port(self) -> int:
+        """The endpoint's port."""
+        return int(self.endpoint.rpartition(":")[2])
+
+
+@dataclass(frozen=True)
 class JobConfig:
     """Everything a node launcher needs to start its ranks.
 
@@ -104,6 +119,11 @@ class JobConfig:
     hosts_store: bool | None = None  # multi-node: whether this node hosts the rendezvous store (None: torch guesses)
     job_env: dict[str, str] = field(default_factory=dict)
     node_env: dict[str, str] = field(default_factory=dict)
+    # Decided once, where the job is placed on a node (launcher.prepare.build_job), never read again from the
+    # environment: the rendezvous (None until placed) and why torch elastic's agent starts the ranks (None: the
+    # launcher starts them itself, the direct path: launcher.run.direct.path_choice).
+    rendezvous: Rendezvous | None = None
+    engine_reason: str | None = None
 
     def __post_init__(self) -> None:
         if self.nproc_per_node < 1:

@@ -1,7 +1,9 @@
 """The launch pipeline, click-free: options -> environment -> backend -> one JobConfig, placed on this node.
 
 A hostfile launch's head prepares the job once; each node it starts only places that job on itself
-(`place_node_job`): its accelerator is checked against the backend, never resolved again.
+(`place_node_job`): its accelerator is checked against the backend, never resolved again. Placing a job decides
+its rendezvous and its launch path, once (`JobConfig.rendezvous`, `JobConfig.engine_reason`): ACCEL_LAUNCH_PATH and
+torch elastic's service variables are read there, and nothing later reads them again.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from launcher.resolve.ds_config import find_ds_config
 from launcher.resolve.envfile import default_env_file, read_env_file
 from launcher.resolve.node_check import check_backend
 from launcher.resolve.node_facts import AcceleratorFacts, accelerator_facts
+from launcher.run.direct.path_choice import asked_path, engine_reason
 from launcher.run.rank_process import node_environment, physical_cores
 from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, rendezvous
 
@@ -89,11 +92,14 @@ def resolve_job(options: LaunchOptions, environ: dict[str, str], cwd: Path, plac
     )
     notes = () if node is not None or slots is None or devices_env else (
         f"{accelerator.name} has no devices to choose from: the device flags start {config.nproc_per_node} rank(s)",)
-    check_read_values(options.settings.engine.rdzv_conf, rendezvous(config)[0].removeprefix(AGREEMENT_PREFIX))
+    asked_path(environ)  # a bad ACCEL_LAUNCH_PATH is refused on the head too, before anything starts
+    if place:
+        config = _decided(_on_this_node(config, identity.host if identity is not None else None, slots, job_environ),
+                          environ)
+    meeting = config.rendezvous or rendezvous(config)  # the head's: each node decides its own where it places the job
+    check_read_values(options.settings.engine.rdzv_conf, meeting.backend.removeprefix(AGREEMENT_PREFIX))
     unread = unread_key_note(options.settings.engine.rdzv_conf) if options.settings.rdzv_backend in OWN_KEYS else None
     notes += (unread,) if unread is not None else ()
-    if place:
-        config = _on_this_node(config, identity.host if identity is not None else None, slots, job_environ)
     return PreparedJob(config, accelerator, env_path, notes)
 
 
@@ -111,7 +117,15 @@ def place_node_job(job: JobConfig, environ: dict[str, str], cwd: Path) -> Prepar
                                 "table its head sends (start it with accel-launch --hostfile)")
     config = replace(job, accelerator=accelerator.name, nproc_per_node=len(identity.node.slots),
                      node_rank=identity.node_rank)
-    return PreparedJob(_on_this_node(config, identity.host, identity.node.slots, job_environ), accelerator)
+    return PreparedJob(_decided(_on_this_node(config, identity.host, identity.node.slots, job_environ), environ),
+                       accelerator)
+
+
+def _decided(config: JobConfig, environ: dict[str, str]) -> JobConfig:
+    """The placed config with its rendezvous and launch path, decided once here (`environ`: this process's own,
+    which holds ACCEL_LAUNCH_PATH and torch elastic's service variables)."""
+    meeting = rendezvous(config)
+    return replace(config, rendezvous=meeting, engine_reason=engine_reason(config, meeting, environ))
 
 
 def _accelerator(job_environ: dict[str, str], choice: str | None, source: str) -> AcceleratorFacts:

@@ -30,7 +30,7 @@ from launcher.run.leftovers import log_folder
 from launcher.run.rank_process import rank_command
 from launcher.run.rank_stop import stop_ranks
 from launcher.run.reaper import become_subreaper, reaping_adopted, sweep_descendants
-from launcher.run.rendezvous.choice import master_addr, rendezvous, run_id
+from launcher.run.rendezvous.choice import master_addr, run_id
 from launcher.run.spawn import JobOutcome
 from launcher.signal_rules import forward_action, hurry_stop, set_stop_action, stop_outcome
 
@@ -131,7 +131,7 @@ def _run(config: JobConfig, ranks: Ranks, logs: RankLogs, listener: socket.socke
 def _start(config: JobConfig, argv: list[str], ranks: Ranks, logs: RankLogs, listener: socket.socket | None) -> None:
     """Rank 0 first, with the listening socket where this node has it (the launcher's copy is closed once the rank
     has it), then the rest."""
-    port = listener.getsockname()[1] if listener is not None else int(rendezvous(config)[1].rpartition(":")[2])
+    port = listener.getsockname()[1] if listener is not None else config.rendezvous.port
     master = (master_addr(config), port)
     environ = dict(os.environ)
     for streams in logs.ranks:
