@@ -76,17 +76,22 @@ def resolve_job(options: LaunchOptions, environ: dict[str, str], cwd: Path, plac
     node = identity.node if identity is not None else None
     devices_env = accelerator.device.visible_devices_env
     slots = node.slots if node is not None else _local_slots(options.local_selection, accelerator, devices_env)
-    nnodes, node_rank, endpoint = _layout(options, identity)
+    nnodes, node_rank, endpoint, known = _layout(options, identity)
+    nproc = len(slots) if slots is not None else _nproc(options.nproc_per_node, accelerator)
+    # Every node runs this same command line under Slurm or OpenMPI: a number of ranks is the same on each.
+    uniform = known and slots is None and options.nproc_per_node.isdigit()
     config = JobConfig(
         program=options.program,
         backend=backend,
         accelerator=accelerator.name,
         accelerator_choice=job_environ.get(ACCELERATOR_VAR) or None,
-        nproc_per_node=len(slots) if slots is not None else _nproc(options.nproc_per_node, accelerator),
+        nproc_per_node=nproc,
         settings=options.settings,
         nnodes=nnodes,
         node_rank=node_rank,
         rdzv_endpoint=endpoint,
+        node_rank_known=known,
+        rank_counts=((int(nnodes), nproc),) if uniform else (),
         rdzv_id=options.rdzv_id or (identity.job_id if identity is not None and identity.job_id else ""),
         job_env={**{k: v for k, v in file_values.items() if k not in environ}, **options.extra_env},
     )
@@ -115,6 +120,10 @@ def place_node_job(job: JobConfig, environ: dict[str, str], cwd: Path) -> Prepar
     if identity is None or identity.node is None:
         raise NodeIdentityError(NODE_HOSTS_VAR, environ.get(NODE_HOSTS_VAR, ""), "a node launcher needs the node "
                                 "table its head sends (start it with accel-launch --hostfile)")
+    counted = job.ranks_on(identity.node_rank)
+    if counted is not None and counted != len(identity.node.slots):
+        raise NodeIdentityError(NODE_HOSTS_VAR, identity.node.host, f"gives node {identity.node_rank} "
+                                f"{len(identity.node.slots)} rank(s), but its head counted {counted}")
     config = replace(job, accelerator=accelerator.name, nproc_per_node=len(identity.node.slots),
                      node_rank=identity.node_rank)
     return PreparedJob(_decided(_on_this_node(config, identity.host, identity.node.slots, job_environ), environ),
@@ -161,19 +170,21 @@ def _on_this_node(config: JobConfig, own_host: str | None, slots: tuple[int, ...
                    hosts_store=placement.hosts_store if placement else None, node_env=node_env)
 
 
-def _layout(options: LaunchOptions, identity: NodeIdentity | None) -> tuple[str, int, str]:
-    """nnodes, node rank and endpoint: the flags, else what a runner (Slurm, OpenMPI, pdsh) says."""
-    nnodes, endpoint = options.nnodes, options.rdzv_endpoint
+def _layout(options: LaunchOptions, identity: NodeIdentity | None) -> tuple[str, int, str, bool]:
+    """nnodes, node rank, endpoint, and whether the runner (Slurm, OpenMPI, pdsh) said both this node's rank and
+    the first node's address: the flags, else what the runner says."""
+    nnodes, endpoint, known = options.nnodes, options.rdzv_endpoint, False
     if identity is not None and options.nnodes == "1":
         nnodes = str(identity.nnodes)
     if identity is not None and identity.master_addr and not endpoint:
         # The engine's first node, never --master-addr's default 127.0.0.1; --master-port only sets the port.
         endpoint = f"{identity.master_addr}:{options.settings.master_port or DEFAULT_MASTER_PORT}"
+        known = options.node_rank is None and nnodes == str(identity.nnodes) and identity.nnodes > 1
     if options.node_rank is not None:
         node_rank = options.node_rank
     else:
         node_rank = identity.node_rank if identity is not None else 0
-    return nnodes, node_rank, endpoint
+    return nnodes, node_rank, endpoint, known
 
 
 def check_ports(config: JobConfig) -> None:

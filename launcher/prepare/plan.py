@@ -68,6 +68,8 @@ def _master(config: JobConfig) -> tuple[str, str]:
     """MASTER_ADDR and MASTER_PORT as every rank of this node gets them (the same for all of them)."""
     settings = config.settings
     backend = config.rendezvous.backend if config.rendezvous is not None else ""
+    if config.node_rank_known and config.engine_reason is None:  # node 0's launcher listens at the endpoint
+        return master_addr(config), config.rdzv_endpoint.rpartition(":")[2]
     if config.node_range[1] > 1 and backend != AGREEMENT_PREFIX + "static":
         # Several nodes meeting through c10d: node 0 of the rendezvous tells every rank where it listens.
         return "<node 0's address>", FROM_RENDEZVOUS

@@ -107,6 +107,8 @@ def _slurm(environ: Mapping[str, str], table: tuple[NodeSpec, ...] | None) -> No
         except ValueError as exc:
             raise NodeIdentityError(list_var, environ[list_var], f"not a Slurm host list: it {exc}") from None
     node = _table_entry(table, rank, ntasks, "SLURM_NTASKS", environ.get("SLURMD_NODENAME"))
+    if table is not None and node is not None:
+        rank = table.index(node)  # the table's order, which its head numbered the nodes and their ranks by
     job = environ.get("SLURM_JOB_ID")
     job_id = f"slurm-{job}.{environ.get('SLURM_STEP_ID', '')}" if job else None
     return NodeIdentity(rank, ntasks, master, "Slurm", node, environ.get("SLURMD_NODENAME"), job_id)

@@ -2,8 +2,8 @@
 elastic's agent (the engine path), and why.
 
 The direct path takes a fixed node count without restarts where each node knows its rank before it starts (one
-node; or torchrun's static form, `--nnodes N --node-rank R --master-addr A --master-port P`), with nothing that
-only the engine does: its ranks start before the launcher would have finished importing torch
+node; torchrun's static form, `--nnodes N --node-rank R --master-addr A --master-port P`; a hostfile's head, Slurm
+or OpenMPI, where the launcher also knows every node's rank count), with nothing that only the engine does: its ranks start before the launcher would have finished importing torch
 (docs/ARCHITECTURE.md, "Two paths").
 `ACCEL_LAUNCH_PATH=engine` sends every launch to the engine (the tests use it to run each launch both ways).
 `engine_reason` is called once, where the job is placed on a node (launcher.prepare.build_job), with the rendezvous
@@ -18,7 +18,7 @@ from launcher.contract.engine_options import DEFAULT_LOGS_SPECS
 from launcher.contract.job_config import JobConfig, Rendezvous
 from launcher.contract.names import LAUNCH_PATH_VAR
 from launcher.errors import UsageError
-from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND
+from launcher.run.rendezvous.choice import AGREEING, AGREEMENT_PREFIX, ONE_NODE_BACKEND
 
 __all__ = ["asked_path", "engine_reason", "path_text"]
 
@@ -42,13 +42,16 @@ def engine_reason(config: JobConfig, meeting: Rendezvous, environ: Mapping[str, 
     settings, engine = config.settings, config.settings.engine
     low, high = config.node_range
     backend = meeting.backend.removeprefix(AGREEMENT_PREFIX)
+    placed = config.node_rank_known and backend in AGREEING  # the endpoint is node 0's master port
+    meets = not placed and (bool(config.rdzv_endpoint) or backend not in (ONE_NODE_BACKEND, "static"))
     reasons = (
         (asked == "engine", f"{LAUNCH_PATH_VAR}=engine"),
         (low != high, "a node range (--nnodes MIN:MAX)"),
         (settings.max_restarts > 0, "--max-restarts above 0"),
-        (bool(config.rdzv_endpoint) or backend not in (ONE_NODE_BACKEND, "static"),
-         "a rendezvous endpoint to meet at" if high == 1 else
+        (meets, "a rendezvous endpoint to meet at" if high == 1 else
          "several nodes meeting at a rendezvous endpoint, where a node learns its rank only there"),
+        (placed and not config.rank_counts, "several nodes whose rank counts the launcher does not know before they "
+         "start (no hostfile's table, and --nproc-per-node is not a number)"),
         (config.program.mode == "exec", "--no-python (rank 0 runs no bootstrap to host the store)"),
         (engine.event_log_handler != "null", "--event-log-handler"),
         (bool(engine.duplicate_stdout_filters or engine.duplicate_stderr_filters), "--duplicate-*-filters"),
@@ -66,6 +69,10 @@ def path_text(config: JobConfig) -> str:
         return "decided by each node, where it places the job"
     reason = config.engine_reason
     if reason is None and config.node_range[1] > 1:
+        if config.node_rank_known:
+            return ("direct: each node's launcher starts its ranks itself (a fixed node count, each node's rank and "
+                    f"rank count known before it starts, no restarts); global rank 0 hosts the store on node 0, at "
+                    f"{config.rdzv_endpoint}")
         return ("direct: each node's launcher starts its ranks itself (a fixed node count, its node rank known, no "
                 "restarts); global rank 0 hosts the store on node 0's --master-port")
     if reason is None:

@@ -20,7 +20,7 @@ def worker_env(config: JobConfig, local_rank: int, job_run_id: str, master: tupl
                environ: Mapping[str, str]) -> dict[str, str]:
     """The whole environment of local rank `local_rank` (its error file is added where its logs are made)."""
     nodes = config.node_range[0]  # fixed on the direct path
-    world = str(nodes * config.nproc_per_node)
+    world = config.world_size  # each node's rank count where they differ (a hostfile's table)
     rank = str(config.global_rank(local_rank))
     return {
         **environ,

@@ -57,10 +57,13 @@ def standalone_like(config: JobConfig) -> bool:
 
 def master_addr(config: JobConfig) -> str:
     """MASTER_ADDR of a job whose ranks meet at a known address, as torchrun gives it: this host's name (or
-    --local-addr) for a standalone-like job, else --master-addr."""
+    --local-addr) for a standalone-like job; the first node's address where a runner said each node's rank (the
+    endpoint's host); else --master-addr."""
     settings = config.settings
     if standalone_like(config):
         return settings.engine.local_addr or socket.getfqdn()
+    if config.node_rank_known:
+        return config.rdzv_endpoint.rpartition(":")[0].strip("[]")
     return settings.master_addr
 
 
