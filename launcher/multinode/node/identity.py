@@ -13,7 +13,8 @@ Slurm's job and step ids (`SLURM_JOB_ID`, `SLURM_STEP_ID`) and OpenMPI's job id
 job meet (each would draw its own random id otherwise).
 
 Under Slurm the node table entry is found by host name (`SLURMD_NODENAME`) when it is in the table,
-because Slurm numbers tasks in its own node order, not necessarily the one given to `--nodelist`.
+because Slurm numbers tasks in its own node order, not necessarily the one given to `--nodelist`; the node's
+rank is then its row, the order its head counted every node's ranks in (the direct path numbers ranks by it).
 """
 
 from __future__ import annotations

@@ -8,8 +8,10 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from tests.launches import SCRIPTS, clean_environ
@@ -151,4 +153,39 @@ def test_srun_under_sbatch_with_a_number_of_ranks_takes_the_direct_path_with_the
         for record in records.values():
             record["env"]["TORCHELASTIC_RUN_ID"] = record["env"]["TORCHELASTIC_RUN_ID"].partition(".")[2]
     assert_as_the_engine_gives(runs["auto"], runs["engine"], hosts=2, world=4)
+    assert cluster.wait_quiet() == {}
+
+
+LOOP = Path(__file__).resolve().parents[2] / "faults" / "scripts" / "collective_loop.py"
+
+
+@pytest.mark.timeout(200)
+@pytest.mark.parametrize("path", ["auto", "engine"])
+def test_a_lost_host_stops_the_job_on_every_host_within_30_s(cluster: Cluster, tmp_path: Path, path: str) -> None:
+    """Every process of hostb's job (its node launcher and its ranks) SIGKILLed mid-collective, as when the host
+    goes down; hosta's ranks lose their peer, and the head stops the rest."""
+    hosta, hostb = cluster.hosts[:2]
+    warm_cache(cluster, tmp_path)
+    hostfile = tmp_path / "hostfile"
+    hostfile.write_text(f"{hosta.addr} slots=2\n{hostb.addr} slots=2\n")
+    records, environ = _environ(tmp_path, path, {})
+    argv = [sys.executable, "-m", "launcher", "--hostfile", str(hostfile), "--master-port", str(cluster.next_port()),
+            *cluster.ssh_flags, "--grace-period", "1", "--export", "RECORD_DIR", str(LOOP)]
+    head = subprocess.Popen(hosta.argv(argv), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=environ)
+    deadline = time.monotonic() + 120
+    while len(list(records.glob("started-*"))) < 4:
+        assert time.monotonic() < deadline and head.poll() is None, head.communicate()
+        time.sleep(0.2)
+    job = [process for process in map(psutil.Process, hostb.pids() - {daemon.pid for daemon in hostb.daemons})
+           if "python" in " ".join(process.cmdline())]
+    killed = time.monotonic()
+    for process in job:
+        process.kill()
+    _, stderr = head.communicate(timeout=120)
+    elapsed = time.monotonic() - killed
+    print(f"lost host, {path} path: head exited {head.returncode} {elapsed:.2f} s after the kill")
+    assert head.returncode != 0, stderr
+    assert f"the node launcher on {hostb.addr} exited with status" in stderr
+    assert elapsed < 30, f"took {elapsed:.1f} s"
     assert cluster.wait_quiet() == {}
