@@ -153,9 +153,12 @@ def launch(ours: LaunchFlags, peers: PeerFlags, hosts: HostFlags, given: set[str
         click.echo("accel-launch plan (dry run: nothing started)")
         rows = plan_rows(job.config, job.detected_by, job.env_file)
         if commands is not None:
-            from launcher.multinode.head.commands import describe_commands, sent_env
+            from launcher.multinode.head.commands import describe_commands, node_job, sent_env
+            from launcher.prepare.build_job import nodes_path
 
-            rows = [*rows[:4], *describe_commands(commands, list(sent_env(hosts, job.config, dict(os.environ), cwd)))]
+            path = nodes_path(node_job(job.config, hosts.selected_nodes()), dict(os.environ))
+            rows = [*rows[:4], ("launch path", path),
+                    *describe_commands(commands, list(sent_env(hosts, job.config, dict(os.environ), cwd)))]
         click.echo(format_plan(rows))
         return
     if commands is not None:

@@ -30,11 +30,11 @@ from launcher.resolve.ds_config import find_ds_config
 from launcher.resolve.envfile import default_env_file, read_env_file
 from launcher.resolve.node_check import check_backend
 from launcher.resolve.node_facts import AcceleratorFacts, accelerator_facts
-from launcher.run.direct.path_choice import asked_path, engine_reason
+from launcher.run.direct.path_choice import asked_path, engine_reason, path_text
 from launcher.run.rank_process import node_environment, physical_cores
 from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, rendezvous
 
-__all__ = ["PreparedJob", "prepare_job", "resolve_job", "place_node_job", "check_ports"]
+__all__ = ["PreparedJob", "prepare_job", "resolve_job", "place_node_job", "nodes_path", "check_ports"]
 
 
 @dataclass(frozen=True)
@@ -128,6 +128,12 @@ def place_node_job(job: JobConfig, environ: dict[str, str], cwd: Path) -> Prepar
                      node_rank=identity.node_rank)
     return PreparedJob(_decided(_on_this_node(config, identity.host, identity.node.slots, job_environ), environ),
                        accelerator)
+
+
+def nodes_path(job: JobConfig, environ: dict[str, str]) -> str:
+    """The `launch path` row of a hostfile launch's plan: what every node decides where it places `job`, the job
+    its head sends it, with the head's environment (which sends ACCEL_LAUNCH_PATH to every node)."""
+    return path_text(_decided(job, environ))
 
 
 def _decided(config: JobConfig, environ: dict[str, str]) -> JobConfig:
