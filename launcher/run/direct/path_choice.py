@@ -3,11 +3,11 @@ elastic's agent (the engine path), and why.
 
 The direct path takes a fixed node count without restarts where each node knows its rank before it starts (one
 node; torchrun's static form, `--nnodes N --node-rank R --master-addr A --master-port P`; a hostfile's head, Slurm
-or OpenMPI, where the launcher also knows every node's rank count), with nothing that only the engine does: its ranks start before the launcher would have finished importing torch
-(docs/ARCHITECTURE.md, "Two paths").
+or OpenMPI, where the launcher also knows every node's rank count), with nothing that only the engine does: its
+ranks start before the launcher would have finished importing torch (docs/ARCHITECTURE.md, "Two paths").
 `ACCEL_LAUNCH_PATH=engine` sends every launch to the engine (the tests use it to run each launch both ways).
 `engine_reason` is called once, where the job is placed on a node (launcher.prepare.build_job), with the rendezvous
-chosen there; it is kept in `JobConfig.engine_reason`, which the run, the plan and the report read.
+chosen there; it is kept in `JobConfig.engine_reason`, which the run and the plan read.
 """
 
 from __future__ import annotations

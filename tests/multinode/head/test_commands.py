@@ -195,7 +195,8 @@ def test_the_plan_names_the_variables_sent_to_the_nodes_without_their_values(
 @pytest.mark.parametrize(("args", "env", "path"), [
     (["train.py"], {}, "direct: each node's launcher starts its ranks itself (a fixed node count, each node's rank "
      "and rank count known before it starts, no restarts); global rank 0 hosts the store on node 0, at h1:29500"),
-    (["--max-restarts", "1", "train.py"], {}, "engine: torch elastic's agent starts the ranks (--max-restarts above 0)"),
+    (["--max-restarts", "1", "train.py"], {},
+     "engine: torch elastic's agent starts the ranks (--max-restarts above 0)"),
     (["--rdzv-endpoint", "h9:29400", "train.py"], {}, "engine: torch elastic's agent starts the ranks (several nodes "
      "meeting at a rendezvous endpoint, where a node learns its rank only there)"),
     (["train.py"], {"ACCEL_LAUNCH_PATH": "engine"}, "engine: torch elastic's agent starts the ranks "

@@ -27,9 +27,11 @@ COMPARED = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK"
 # file named after its host, holding its command line.
 WATCH = ("import os, sys\n"
          "def _hook(event, args):\n"
-         "    if event == 'import' and args[0] == 'torch' and 'launcher.rank.bootstrap' not in ' '.join(sys.orig_argv):\n"
-         "        with open(os.path.join(os.environ['RECORD_DIR'], 'launcher-imported-torch-' + os.uname().nodename), 'a') as f:\n"
-         "            f.write(repr(sys.orig_argv) + '\\n')\n"
+         "    if event != 'import' or args[0] != 'torch' or 'launcher.rank.bootstrap' in ' '.join(sys.orig_argv):\n"
+         "        return\n"
+         "    name = 'launcher-imported-torch-' + os.uname().nodename\n"
+         "    with open(os.path.join(os.environ['RECORD_DIR'], name), 'a') as f:\n"
+         "        f.write(repr(sys.orig_argv) + '\\n')\n"
          "sys.addaudithook(_hook)\n")
 
 
@@ -82,7 +84,7 @@ def assert_as_the_engine_gives(direct: tuple[dict[int, dict], list[str]],
     assert imported == [] and len(engine_imported) == hosts  # no node launcher imported torch on the direct path
     assert sorted(ours) == list(range(world)) and {record["sum"] for record in ours.values()} == {
         world * (world + 1) / 2}
-    port = {next(iter(ours.values()))["env"]["MASTER_PORT"]: "P", next(iter(theirs.values()))["env"]["MASTER_PORT"]: "P"}
+    port = {next(iter(records.values()))["env"]["MASTER_PORT"]: "P" for records in (ours, theirs)}
     assert compared(ours, port) == compared(theirs, port)
 
 
