@@ -113,6 +113,12 @@ def test_a_node_launcher_without_a_job_from_its_head_says_so_in_one_line(value: 
     (("settings", "engine", "rdzv_conf"), {"join_timeout": "-5"}, "--rdzv-conf join_timeout: '-5'"),
     (("settings", "engine", "role"), "a\nb", "--role: 'a\\nb' (holds the control character U+000A"),
     (("settings", "engine", "event_log_handler"), "nosuchhandler", "--event-log-handler: 'nosuchhandler'"),
+    (("rank_counts",), [[1, 3]], "rank_counts [[1, 3]] must be runs of (nodes, ranks), 1 or more each, covering "
+     "the --nnodes 2 nodes"),
+    (("rank_counts",), [[2, 3, 4]], "rank_counts [[2, 3, 4]] must be runs of (nodes, ranks)"),
+    (("rank_counts",), [[2, 0]], "rank_counts [[2, 0]] must be runs"),
+    (("rendezvous",), {"backend": "x", "endpoint": "h:1", "options": {}, "surprise": 1},
+     "the job.rendezvous has no field 'surprise'"),
 ])
 def test_a_node_refuses_a_job_whose_field_has_the_wrong_type_or_value_naming_the_field(
     head_job: JobConfig, path: tuple[str, ...], value: object, fragment: str
