@@ -97,10 +97,11 @@ def resolve_job(options: LaunchOptions, environ: dict[str, str], cwd: Path, plac
     )
     notes = () if node is not None or slots is None or devices_env else (
         f"{accelerator.name} has no devices to choose from: the device flags start {config.nproc_per_node} rank(s)",)
-    asked_path(environ)  # a bad ACCEL_LAUNCH_PATH is refused on the head too, before anything starts
     if place:
         config = _decided(_on_this_node(config, identity.host if identity is not None else None, slots, job_environ),
                           environ)
+    else:
+        asked_path(environ)  # the head places nothing, but refuses a bad ACCEL_LAUNCH_PATH before anything starts
     meeting = config.rendezvous or rendezvous(config)  # the head's: each node decides its own where it places the job
     check_read_values(options.settings.engine.rdzv_conf, meeting.backend.removeprefix(AGREEMENT_PREFIX))
     unread = unread_key_note(options.settings.engine.rdzv_conf) if options.settings.rdzv_backend in OWN_KEYS else None
