@@ -13,16 +13,16 @@ import socket
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from accelerators import Accelerator, AcceleratorUnavailableError, UnknownAcceleratorError, accelerator_class
-from accelerators.registry import nproc_words
+from accelerators import AcceleratorUnavailableError, UnknownAcceleratorError, accelerator_class
 from launcher.contract.job_config import JobConfig
 from launcher.contract.rdzv_conf import OWN_KEYS, check_read_values, unread_key_note
 from launcher.contract.names import ACCELERATOR_VAR, CPU_BINDING_VAR, DEFAULT_MASTER_PORT, NODE_HOSTS_VAR
-from launcher.errors import AcceleratorChoiceError, NodeIdentityError, PortBusyError, UsageError
+from launcher.errors import AcceleratorChoiceError, NodeIdentityError, PortBusyError
 from launcher.multinode.node.addresses import place_node
 from launcher.multinode.node.identity import NodeIdentity, node_identity
 from launcher.prepare.core_split import binding_env, check_binding_env, parse_core_list, split_cores
 from launcher.prepare.local_slots import LocalSelection
+from launcher.prepare.nproc_value import ranks_per_node
 from launcher.prepare.options import LaunchOptions
 from launcher.prepare.validate import check_program
 from launcher.resolve.backend_order import resolve_backend
@@ -77,7 +77,7 @@ def resolve_job(options: LaunchOptions, environ: dict[str, str], cwd: Path, plac
     devices_env = accelerator.device.visible_devices_env
     slots = node.slots if node is not None else _local_slots(options.local_selection, accelerator, devices_env)
     nnodes, node_rank, endpoint, known = _layout(options, identity)
-    nproc = len(slots) if slots is not None else _nproc(options.nproc_per_node, accelerator)
+    nproc = len(slots) if slots is not None else ranks_per_node(options.nproc_per_node, accelerator)
     # Every node runs this same command line under Slurm or OpenMPI: a number of ranks is the same on each.
     uniform = known and slots is None and options.nproc_per_node.isdigit()
     config = JobConfig(
@@ -236,32 +236,3 @@ def _binding(bind_cores: str | None, nproc: int, environ: dict[str, str]) -> dic
     available = os.sched_getaffinity(0)
     cores = parse_core_list(bind_cores) if bind_cores else tuple(sorted(available))
     return binding_env(split_cores(cores, nproc, available, bind_cores), environ)
-
-
-def _nproc(value: str, accelerator: AcceleratorFacts) -> int:
-    if value == "auto":
-        return accelerator.default_nproc
-    words = nproc_words()
-    if value in words:
-        return _count_of(value, words[value])
-    try:
-        nproc = int(value)
-    except ValueError:
-        *others, last = ["a whole number", "auto", *words]
-        raise UsageError("--nproc-per-node", value, f"expected {', '.join(others)} or {last}") from None
-    if nproc < 1:
-        raise UsageError("--nproc-per-node", value, "must be at least 1")
-    limit = accelerator.max_ranks_per_node
-    if limit is not None and nproc > limit:
-        raise UsageError(
-            "--nproc-per-node", value, f"{accelerator.name} has {limit} device{'s' if limit != 1 else ''} here"
-        )
-    return nproc
-
-
-def _count_of(word: str, device: type[Accelerator]) -> int:
-    """torchrun's --nproc-per-node gpu|xpu|cpu: what that device's word means, an error where it has none."""
-    if not device.is_available():
-        reason = f"{device.name} is not available here: {device.unavailable_reason()}"
-        raise UsageError("--nproc-per-node", word, reason)
-    return device.word_nproc()
