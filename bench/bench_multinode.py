@@ -2,9 +2,10 @@
 
 Run by hand, never in CI:
 
-    .venv/bin/python bench/bench_multinode.py                               # about 10 minutes on 2 cores
+    .venv/bin/python bench/bench_multinode.py                               # about 13 minutes on 2 cores
     .venv/bin/python bench/bench_multinode.py --hosts-over-4 pack           # 8 nodes on the hosts too, 2 each
     .venv/bin/python bench/bench_multinode.py --nodes 2 --where loopback --c10d '' --runs 1 --no-write
+    .venv/bin/python bench/bench_multinode.py --where hosts --nodes '' --c10d '' --hostfile 2,4 --no-write
 
 For each place (loopback: every node launcher on 127.0.0.1; hosts: the four namespace hosts of
 tests/multinode/hosts/hosts.py, made here when this machine can, root and `ip netns`, removed at the end),
@@ -12,11 +13,14 @@ each node count and each form, the contenders run interleaved, one warm-up then 
 - `by hand`: the ranks started with the env:// variables set, no launcher at all (the floor);
 - `torchrun` and `accel-launch`, one launcher per node, in the static form (`--nnodes N --node-rank R
   --master-addr A --master-port P --nproc-per-node 1`) or the c10d form without node rank (`--rdzv-backend
-  c10d --rdzv-endpoint A:P`).
+  c10d --rdzv-endpoint A:P`); on the hosts, also the hostfile form: accel-launch's head on hosta (`--hostfile`,
+  one `slots=1` line per node) starts every node launcher over ssh, its cost included; torchrun and the ranks
+  by hand start there as in the static form, each on its host directly (torchrun has no hostfile of its own).
 Every rank runs scripts/first_line.py, which stamps the wall-clock time of its first line and of its end.
 Per run: launch to rank 0's and to the last rank's first line, the whole job's wall (launch to the last
 process's exit), the last rank's end to that exit, and each node launcher's peak RSS (VmHWM of the launcher
-process alone, not its ranks): node 0's, and the largest of the other nodes'. Medians, with the ratios of
+process alone, not its ranks): node 0's, and the largest of the other nodes' (not for accel-launch's hostfile
+form, whose node launchers are sshd's children on their hosts: "-"). Medians, with the ratios of
 accel-launch to torchrun and to the floor, go to RESULTS-multinode.md. The bench measures whatever the
 accel-launch it runs does; the launch path it takes for each form (its `--dry-run`) is written with the results.
 """
@@ -59,6 +63,13 @@ def form_flags(form: str, nodes: int, node: int, addr: str, port: int) -> list[s
 def job(contender: str, form: str, nodes: int, place: Place, stamps: Path) -> Job:
     """Every process the contender starts by hand: one rank per node, or one node launcher per node."""
     port, processes = place.port(), []
+    if form == "hostfile" and contender == "accel-launch":
+        hostfile = stamps / "hostfile"
+        hostfile.write_text("".join(f"{place.node_addr(node)} slots=1\n" for node in range(nodes)))
+        argv = [*LAUNCHERS[contender], "--hostfile", str(hostfile), "--master-port", str(port), *place.head_flags(),
+                "--export", "BENCH_STAMPS", str(SCRIPT)]
+        return [(place.argv(0, argv), {**ENV, "BENCH_STAMPS": str(stamps)})]
+    form = "static" if form == "hostfile" else form
     for node in range(nodes):
         env = {**ENV, **place.env(node), "BENCH_STAMPS": str(stamps)}
         if contender == "by hand":
@@ -105,7 +116,7 @@ def measure(contender: str, form: str, nodes: int, place: Place, timeout: float)
         start, end, peaks = run_job(job(contender, form, nodes, place, stamps), timeout)
         first = [float((stamps / f"first-{rank}").read_text()) for rank in range(nodes)]
         ends = [float((stamps / f"end-{rank}").read_text()) for rank in range(nodes)]
-    launchers = contender != "by hand"
+    launchers = contender != "by hand" and not (form == "hostfile" and contender == "accel-launch")
     return {
         "first line rank 0 s": first[0] - start,
         "first line last rank s": max(first) - start,
@@ -124,7 +135,7 @@ def rows(where: str, form: str, nodes: int, samples: dict[str, list[dict[str, fl
         verdicts.extend(targets(where, form, nodes, metric, medians))
         ours = medians["accel-launch"]
         cells = " | ".join(f"{medians[name]:.2f}" if medians.get(name, 0) > 0.001 else "-" for name in CONTENDERS)
-        ratios = " | ".join(f"{ours / medians[name]:.2f}" if medians.get(name, 0) > 0.001 else "-"
+        ratios = " | ".join(f"{ours / medians[name]:.2f}" if min(ours, medians.get(name, 0)) > 0.001 else "-"
                             for name in ("torchrun", "by hand"))
         lines.append(f"| {where} | {form} | {nodes} | {metric} | {cells} | {ratios} |")
     return lines
@@ -142,7 +153,7 @@ def targets(where: str, form: str, nodes: int, metric: str, medians: dict[str, f
         ratio = ours / medians["by hand"]
         found.append(f"- {'PASS' if ratio <= 1.15 else 'MISS'}: whole job, {at}: {ours:.2f} s, {ratio:.2f} x the "
                      "ranks started by hand <= 1.15")
-    if "RSS" in metric:
+    if "RSS" in metric and form != "hostfile":
         found.append(f"- {'PASS' if ours <= 60 else 'MISS'}: {metric}, {at}: {ours:.1f} MiB <= 60")
     if where != "loopback" and metric in ("first line last rank s", "wall s"):
         ratio = ours / medians["torchrun"]
@@ -155,9 +166,14 @@ def launch_paths(place: Place, forms: Sequence[str]) -> list[str]:
     """The launch path accel-launch's `--dry-run` names for node 0 of each form (what the figures measure)."""
     lines = []
     for form in forms:
-        argv = [*LAUNCHERS["accel-launch"], "--dry-run", *form_flags(form, 2, 0, place.master_addr, place.port()),
-                str(SCRIPT)]
-        out = subprocess.run(argv, env=ENV, capture_output=True, text=True, timeout=120).stdout
+        with tempfile.TemporaryDirectory(prefix="bench-paths-") as folder:
+            flags = form_flags(form, 2, 0, place.master_addr, place.port())
+            if form == "hostfile":
+                hostfile = Path(folder) / "hostfile"
+                hostfile.write_text("".join(f"{place.node_addr(node)} slots=1\n" for node in range(2)))
+                flags = ["--hostfile", str(hostfile), "--master-port", str(place.port()), *place.head_flags()]
+            argv = [*LAUNCHERS["accel-launch"], "--dry-run", *flags, str(SCRIPT)]
+            out = subprocess.run(argv, env=ENV, capture_output=True, text=True, timeout=120).stdout
         path = [line.split(":", 1)[1].strip() for line in out.splitlines() if line.strip().startswith("launch path")]
         lines.append(f"accel-launch's launch path, {form} form: {path[0] if path else 'not said by --dry-run'}")
     return lines
@@ -179,6 +195,8 @@ def launcher_measured() -> str:
 def measure_place(place: Place, options: argparse.Namespace, table: list[str], verdicts: list[str],
                   facts: list[str]) -> None:
     groups = [("static", nodes) for nodes in sizes(options.nodes)] + [("c10d", nodes) for nodes in sizes(options.c10d)]
+    if isinstance(place, Hosts):
+        groups += [("hostfile", nodes) for nodes in sizes(options.hostfile)]
     facts.extend(f"{place.name}: {line}" for line in launch_paths(place, sorted({form for form, _ in groups},
                                                                                   reverse=True)))
     for form, nodes in groups:
@@ -201,6 +219,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", default="2,4,8", help="node counts in the static form, comma-separated")
     parser.add_argument("--c10d", default="4", help="node counts in the c10d form ('' for none)")
+    parser.add_argument("--hostfile", default="2,4", help="node counts in the hostfile form, on the hosts only")
     parser.add_argument("--where", default="loopback,hosts", help="places: loopback, hosts (namespace hosts)")
     parser.add_argument("--hosts-over-4", choices=("pack", "skip"), default="skip",
                         help="more than 4 nodes on the hosts: skip them (keeps a full run near 10 minutes), or "

@@ -50,6 +50,14 @@ class Place:
         """The placement in words, for the results."""
         raise NotImplementedError
 
+    def node_addr(self, node: int) -> str:
+        """Node `node`'s address in a hostfile."""
+        raise NotImplementedError
+
+    def head_flags(self) -> list[str]:
+        """The flags that let a hostfile launch's head reach every host's sshd."""
+        raise NotImplementedError
+
 
 class Loopback(Place):
     name, master_addr = "loopback", "127.0.0.1"
@@ -98,6 +106,12 @@ class Hosts(Place):
 
     def env(self, node: int) -> Mapping[str, str]:
         return {"GLOO_SOCKET_IFNAME": self.interfaces[node % len(self.interfaces)]}
+
+    def node_addr(self, node: int) -> str:
+        return self.cluster.hosts[node % len(self.cluster.hosts)].addr
+
+    def head_flags(self) -> list[str]:
+        return list(self.cluster.ssh_flags)
 
     def why_not(self, nodes: int) -> str | None:
         if nodes > len(self.cluster.hosts) and not self.pack:

@@ -32,7 +32,6 @@ from launcher.prepare.build_job import PreparedJob, check_ports, prepare_job
 from launcher.prepare.plan import format_plan, plan_rows
 from launcher.prepare.validate import check_options, working_directory
 from launcher.resource_limits import address_space_problem, open_files_problem
-from launcher.run.direct.path_choice import engine_reason
 
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")  # DeepSpeed's --log_level choices
 
@@ -135,7 +134,6 @@ def launch(ours: LaunchFlags, peers: PeerFlags, hosts: HostFlags, given: set[str
         options, through_runner = launch_options(ours, peers, hosts, given)
         check_options(options, cwd, head=through_runner)
         job = prepare_job(options, dict(os.environ), cwd, place=not through_runner)
-        engine_reason(job.config, os.environ)  # a bad ACCEL_LAUNCH_PATH is refused here, before anything starts
         if through_runner:
             from launcher.multinode.head.commands import hostfile_commands
 
@@ -158,9 +156,12 @@ def launch(ours: LaunchFlags, peers: PeerFlags, hosts: HostFlags, given: set[str
         click.echo("accel-launch plan (dry run: nothing started)")
         rows = plan_rows(job.config, job.detected_by, job.env_file)
         if commands is not None:
-            from launcher.multinode.head.commands import describe_commands, sent_env
+            from launcher.multinode.head.commands import describe_commands, node_job, sent_env
+            from launcher.prepare.build_job import nodes_path
 
-            rows = [*rows[:4], *describe_commands(commands, list(sent_env(hosts, job.config, dict(os.environ), cwd)))]
+            path = nodes_path(node_job(job.config, hosts.selected_nodes()), dict(os.environ))
+            rows = [*rows[:4], ("launch path", path),
+                    *describe_commands(commands, list(sent_env(hosts, job.config, dict(os.environ), cwd)))]
         click.echo(format_plan(rows))
         return
     if commands is not None:
@@ -200,7 +201,7 @@ def _pack(kind: type[_Packed], flags: dict[str, Any], **known: Any) -> _Packed:
 def _run(job: PreparedJob, stop_on_stdin_eof: bool, pid_file: Path | None = None) -> None:
     """Start this node's ranks, say how the job ended, and exit with its status (`pid_file` removed first)."""
     config = job.config
-    engine = engine_reason(config, os.environ) is not None
+    engine = config.engine_reason is not None
     limit = open_files_problem(config.nproc_per_node) or (address_space_problem() if engine else None)
     if limit is not None:
         remove_pid_file(pid_file)

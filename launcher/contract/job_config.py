@@ -7,11 +7,13 @@ never copied field by field, so a new setting reaches every node without being r
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import shlex
 import types
 import typing
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 
@@ -20,7 +22,8 @@ from launcher.contract.engine_options import EngineOptions
 from launcher.errors import UsageError
 from launcher.limits import NODES, TOTAL_RANKS, check_count, whole_number
 
-__all__ = ["Program", "RunSettings", "JobConfig", "JobDataError", "PROGRAM_MODES", "PROGRAM_PREFIX"]
+__all__ = ["Program", "RunSettings", "Rendezvous", "JobConfig", "JobDataError", "PROGRAM_MODES", "PROGRAM_PREFIX",
+           "rank_runs"]
 
 PROGRAM_MODES = ("script", "module", "exec")
 # How each mode is written after the launcher's own options.
@@ -82,6 +85,21 @@ class RunSettings:
 
 
 @dataclass(frozen=True)
+class Rendezvous:
+    """Where this node's launcher meets the others (launcher.run.rendezvous.choice): torch's handler name, the
+    endpoint `host:port` (port 0: a free one), and the handler's options (JSON values)."""
+
+    backend: str
+    endpoint: str
+    options: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def port(self) -> int:
+        """The endpoint's port."""
+        return int(self.endpoint.rpartition(":")[2])
+
+
+@dataclass(frozen=True)
 class JobConfig:
     """Everything a node launcher needs to start its ranks.
 
@@ -102,8 +120,20 @@ class JobConfig:
     rdzv_id: str = ""
     node_addr: str | None = None  # multi-node: this node's address for the others (launcher.multinode.node.addresses)
     hosts_store: bool | None = None  # multi-node: whether this node hosts the rendezvous store (None: torch guesses)
+    # Several nodes whose runner or head said each node's rank before it started (a hostfile's head, Slurm, OpenMPI),
+    # meeting at the first node's address: the endpoint is node 0's master port, not a rendezvous to learn ranks at.
+    node_rank_known: bool = False
+    # Each node's rank count, where the launcher knows them all before any node starts (a hostfile's table; Slurm or
+    # OpenMPI with a number for --nproc-per-node): in node-rank order, as runs of (nodes, ranks on each), so that the
+    # job every node gets stays one pair for a uniform table of any size. Empty: every node runs nproc_per_node.
+    rank_counts: tuple[tuple[int, int], ...] = ()
     job_env: dict[str, str] = field(default_factory=dict)
     node_env: dict[str, str] = field(default_factory=dict)
+    # Decided once, where the job is placed on a node (launcher.prepare.build_job), never read again from the
+    # environment: the rendezvous (None until placed) and why torch elastic's agent starts the ranks (None: the
+    # launcher starts them itself, the direct path: launcher.run.direct.path_choice).
+    rendezvous: Rendezvous | None = None
+    engine_reason: str | None = None
 
     def __post_init__(self) -> None:
         if self.nproc_per_node < 1:
@@ -116,6 +146,13 @@ class JobConfig:
         if self.node_rank >= high:
             raise UsageError("--node-rank", self.node_rank, f"must be below --nnodes {self.nnodes}")
         check_count(high * self.nproc_per_node, "--nnodes times --nproc-per-node", TOTAL_RANKS)
+        runs = self.rank_counts
+        if runs and (low != high or any(len(run) != 2 or min(run) < 1 for run in runs)
+                     or sum(nodes for nodes, _ in runs) != high):
+            raise JobDataError(f"rank_counts {[list(run) for run in runs][:4]} must be runs of (nodes, ranks), 1 or "
+                               f"more each, covering the --nnodes {self.nnodes} nodes")
+        if runs:
+            check_count(self.ranks_before(high), "the ranks of all nodes", TOTAL_RANKS)
 
     @property
     def node_range(self) -> tuple[int, int]:
@@ -126,13 +163,29 @@ class JobConfig:
     def world_size(self) -> str:
         """The number of ranks, or a range when the node count is elastic."""
         low, high = self.node_range
+        if self.rank_counts:
+            return str(self.ranks_before(high))
         if low == high:
             return str(low * self.nproc_per_node)
         return f"{low * self.nproc_per_node}..{high * self.nproc_per_node}"
 
     def global_rank(self, local_rank: int) -> int:
-        """The job's rank of this node's local rank `local_rank` (a fixed node count)."""
-        return self.node_rank * self.nproc_per_node + local_rank
+        """The job's rank of this node's local rank `local_rank` (a fixed node count): the earlier nodes' ranks
+        counted first, as torch elastic numbers them."""
+        return self.ranks_before(self.node_rank) + local_rank
+
+    def ranks_before(self, node_rank: int) -> int:
+        """How many ranks the nodes below `node_rank` run (every node nproc_per_node unless `rank_counts` says)."""
+        if not self.rank_counts:
+            return node_rank * self.nproc_per_node
+        total, left = 0, node_rank
+        for nodes, ranks in self.rank_counts:
+            total, left = total + min(nodes, left) * ranks, max(left - nodes, 0)
+        return total
+
+    def ranks_on(self, node_rank: int) -> int | None:
+        """The rank count of node `node_rank` as `rank_counts` says it; None when they are not known."""
+        return self.ranks_before(node_rank + 1) - self.ranks_before(node_rank) if self.rank_counts else None
 
     @property
     def rank_env(self) -> dict[str, str]:
@@ -147,6 +200,11 @@ class JobConfig:
     def from_json(cls, text: str) -> JobConfig:
         """The config `to_json` wrote; raises JobDataError, ValueError (or TypeError) on anything else."""
         return _build(cls, json.loads(text))
+
+
+def rank_runs(counts: Iterable[int]) -> tuple[tuple[int, int], ...]:
+    """Rank counts in node order as `JobConfig.rank_counts` holds them: runs of (nodes, ranks on each)."""
+    return tuple((len(list(group)), ranks) for ranks, group in itertools.groupby(counts))
 
 
 def _parse_nnodes(value: str) -> tuple[int, int]:

@@ -1,7 +1,9 @@
 """The launch pipeline, click-free: options -> environment -> backend -> one JobConfig, placed on this node.
 
 A hostfile launch's head prepares the job once; each node it starts only places that job on itself
-(`place_node_job`): its accelerator is checked against the backend, never resolved again.
+(`place_node_job`): its accelerator is checked against the backend, never resolved again. Placing a job decides
+its rendezvous and its launch path, once (`JobConfig.rendezvous`, `JobConfig.engine_reason`): ACCEL_LAUNCH_PATH and
+torch elastic's service variables are read there, and nothing later reads them again.
 """
 
 from __future__ import annotations
@@ -11,16 +13,16 @@ import socket
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from accelerators import Accelerator, AcceleratorUnavailableError, UnknownAcceleratorError, accelerator_class
-from accelerators.accelerator import nproc_words
+from accelerators import AcceleratorUnavailableError, UnknownAcceleratorError, accelerator_class
 from launcher.contract.job_config import JobConfig
 from launcher.contract.rdzv_conf import OWN_KEYS, check_read_values, unread_key_note
 from launcher.contract.names import ACCELERATOR_VAR, CPU_BINDING_VAR, DEFAULT_MASTER_PORT, NODE_HOSTS_VAR
-from launcher.errors import AcceleratorChoiceError, NodeIdentityError, PortBusyError, UsageError
+from launcher.errors import AcceleratorChoiceError, NodeIdentityError, PortBusyError
 from launcher.multinode.node.addresses import place_node
 from launcher.multinode.node.identity import NodeIdentity, node_identity
 from launcher.prepare.core_split import binding_env, check_binding_env, parse_core_list, split_cores
 from launcher.prepare.local_slots import LocalSelection
+from launcher.prepare.nproc_value import ranks_per_node
 from launcher.prepare.options import LaunchOptions
 from launcher.prepare.validate import check_program
 from launcher.resolve.backend_order import resolve_backend
@@ -28,10 +30,11 @@ from launcher.resolve.ds_config import find_ds_config
 from launcher.resolve.envfile import default_env_file, read_env_file
 from launcher.resolve.node_check import check_backend
 from launcher.resolve.node_facts import AcceleratorFacts, accelerator_facts
+from launcher.run.direct.path_choice import asked_path, engine_reason, path_text
 from launcher.run.rank_process import node_environment, physical_cores
 from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, rendezvous
 
-__all__ = ["PreparedJob", "prepare_job", "resolve_job", "place_node_job", "check_ports"]
+__all__ = ["PreparedJob", "prepare_job", "resolve_job", "place_node_job", "nodes_path", "check_ports"]
 
 
 @dataclass(frozen=True)
@@ -73,27 +76,36 @@ def resolve_job(options: LaunchOptions, environ: dict[str, str], cwd: Path, plac
     node = identity.node if identity is not None else None
     devices_env = accelerator.device.visible_devices_env
     slots = node.slots if node is not None else _local_slots(options.local_selection, accelerator, devices_env)
-    nnodes, node_rank, endpoint = _layout(options, identity)
+    nnodes, node_rank, endpoint, known = _layout(options, identity)
+    nproc = len(slots) if slots is not None else ranks_per_node(options.nproc_per_node, accelerator)
+    # Every node runs this same command line under Slurm or OpenMPI: a number of ranks is the same on each.
+    uniform = known and slots is None and options.nproc_per_node.isdigit()
     config = JobConfig(
         program=options.program,
         backend=backend,
         accelerator=accelerator.name,
         accelerator_choice=job_environ.get(ACCELERATOR_VAR) or None,
-        nproc_per_node=len(slots) if slots is not None else _nproc(options.nproc_per_node, accelerator),
+        nproc_per_node=nproc,
         settings=options.settings,
         nnodes=nnodes,
         node_rank=node_rank,
         rdzv_endpoint=endpoint,
+        node_rank_known=known,
+        rank_counts=((int(nnodes), nproc),) if uniform else (),
         rdzv_id=options.rdzv_id or (identity.job_id if identity is not None and identity.job_id else ""),
         job_env={**{k: v for k, v in file_values.items() if k not in environ}, **options.extra_env},
     )
     notes = () if node is not None or slots is None or devices_env else (
         f"{accelerator.name} has no devices to choose from: the device flags start {config.nproc_per_node} rank(s)",)
-    check_read_values(options.settings.engine.rdzv_conf, rendezvous(config)[0].removeprefix(AGREEMENT_PREFIX))
+    if place:
+        config = _decided(_on_this_node(config, identity.host if identity is not None else None, slots, job_environ),
+                          environ)
+    else:
+        asked_path(environ)  # the head places nothing, but refuses a bad ACCEL_LAUNCH_PATH before anything starts
+    meeting = config.rendezvous or rendezvous(config)  # the head's: each node decides its own where it places the job
+    check_read_values(options.settings.engine.rdzv_conf, meeting.backend.removeprefix(AGREEMENT_PREFIX))
     unread = unread_key_note(options.settings.engine.rdzv_conf) if options.settings.rdzv_backend in OWN_KEYS else None
     notes += (unread,) if unread is not None else ()
-    if place:
-        config = _on_this_node(config, identity.host if identity is not None else None, slots, job_environ)
     return PreparedJob(config, accelerator, env_path, notes)
 
 
@@ -109,9 +121,27 @@ def place_node_job(job: JobConfig, environ: dict[str, str], cwd: Path) -> Prepar
     if identity is None or identity.node is None:
         raise NodeIdentityError(NODE_HOSTS_VAR, environ.get(NODE_HOSTS_VAR, ""), "a node launcher needs the node "
                                 "table its head sends (start it with accel-launch --hostfile)")
+    counted = job.ranks_on(identity.node_rank)
+    if counted is not None and counted != len(identity.node.slots):
+        raise NodeIdentityError(NODE_HOSTS_VAR, identity.node.host, f"gives node {identity.node_rank} "
+                                f"{len(identity.node.slots)} rank(s), but its head counted {counted}")
     config = replace(job, accelerator=accelerator.name, nproc_per_node=len(identity.node.slots),
                      node_rank=identity.node_rank)
-    return PreparedJob(_on_this_node(config, identity.host, identity.node.slots, job_environ), accelerator)
+    return PreparedJob(_decided(_on_this_node(config, identity.host, identity.node.slots, job_environ), environ),
+                       accelerator)
+
+
+def nodes_path(job: JobConfig, environ: dict[str, str]) -> str:
+    """The `launch path` row of a hostfile launch's plan: what every node decides where it places `job`, the job
+    its head sends it, with the head's environment (which sends ACCEL_LAUNCH_PATH to every node)."""
+    return path_text(_decided(job, environ))
+
+
+def _decided(config: JobConfig, environ: dict[str, str]) -> JobConfig:
+    """The placed config with its rendezvous and launch path, decided once here (`environ`: this process's own,
+    which holds ACCEL_LAUNCH_PATH and torch elastic's service variables)."""
+    meeting = rendezvous(config)
+    return replace(config, rendezvous=meeting, engine_reason=engine_reason(config, meeting, environ))
 
 
 def _accelerator(job_environ: dict[str, str], choice: str | None, source: str) -> AcceleratorFacts:
@@ -147,19 +177,21 @@ def _on_this_node(config: JobConfig, own_host: str | None, slots: tuple[int, ...
                    hosts_store=placement.hosts_store if placement else None, node_env=node_env)
 
 
-def _layout(options: LaunchOptions, identity: NodeIdentity | None) -> tuple[str, int, str]:
-    """nnodes, node rank and endpoint: the flags, else what a runner (Slurm, OpenMPI, pdsh) says."""
-    nnodes, endpoint = options.nnodes, options.rdzv_endpoint
+def _layout(options: LaunchOptions, identity: NodeIdentity | None) -> tuple[str, int, str, bool]:
+    """nnodes, node rank, endpoint, and whether the runner (Slurm, OpenMPI, pdsh) said both this node's rank and
+    the first node's address: the flags, else what the runner says."""
+    nnodes, endpoint, known = options.nnodes, options.rdzv_endpoint, False
     if identity is not None and options.nnodes == "1":
         nnodes = str(identity.nnodes)
     if identity is not None and identity.master_addr and not endpoint:
         # The engine's first node, never --master-addr's default 127.0.0.1; --master-port only sets the port.
         endpoint = f"{identity.master_addr}:{options.settings.master_port or DEFAULT_MASTER_PORT}"
+        known = options.node_rank is None and nnodes == str(identity.nnodes) and identity.nnodes > 1
     if options.node_rank is not None:
         node_rank = options.node_rank
     else:
         node_rank = identity.node_rank if identity is not None else 0
-    return nnodes, node_rank, endpoint
+    return nnodes, node_rank, endpoint, known
 
 
 def check_ports(config: JobConfig) -> None:
@@ -204,32 +236,3 @@ def _binding(bind_cores: str | None, nproc: int, environ: dict[str, str]) -> dic
     available = os.sched_getaffinity(0)
     cores = parse_core_list(bind_cores) if bind_cores else tuple(sorted(available))
     return binding_env(split_cores(cores, nproc, available, bind_cores), environ)
-
-
-def _nproc(value: str, accelerator: AcceleratorFacts) -> int:
-    if value == "auto":
-        return accelerator.default_nproc
-    words = nproc_words()
-    if value in words:
-        return _count_of(value, words[value])
-    try:
-        nproc = int(value)
-    except ValueError:
-        *others, last = ["a whole number", "auto", *words]
-        raise UsageError("--nproc-per-node", value, f"expected {', '.join(others)} or {last}") from None
-    if nproc < 1:
-        raise UsageError("--nproc-per-node", value, "must be at least 1")
-    limit = accelerator.max_ranks_per_node
-    if limit is not None and nproc > limit:
-        raise UsageError(
-            "--nproc-per-node", value, f"{accelerator.name} has {limit} device{'s' if limit != 1 else ''} here"
-        )
-    return nproc
-
-
-def _count_of(word: str, device: type[Accelerator]) -> int:
-    """torchrun's --nproc-per-node gpu|xpu|cpu: what that device's word means, an error where it has none."""
-    if not device.is_available():
-        reason = f"{device.name} is not available here: {device.unavailable_reason()}"
-        raise UsageError("--nproc-per-node", word, reason)
-    return device.word_nproc()

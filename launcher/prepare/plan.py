@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shlex
 from pathlib import Path
 
@@ -11,7 +10,7 @@ from launcher.contract.names import TORCHRUN_VARS
 from launcher.escaped import one_line
 from launcher.run.direct.path_choice import path_text
 from launcher.run.rank_process import rank_command
-from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, master_addr, rendezvous
+from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, master_addr
 
 __all__ = ["plan_rows", "format_plan", "ENV_FILE_ROW"]
 
@@ -35,7 +34,7 @@ def plan_rows(config: JobConfig, detected_by: str, env_file: Path | None = None)
         ("world size", config.world_size if low == high == 1 else f"{config.world_size} if every node runs "
          f"{config.nproc_per_node}"),
         ("rendezvous", _rendezvous_text(config)),
-        ("launch path", path_text(config, os.environ)),
+        ("launch path", path_text(config)),
         ("log dir", config.settings.log_dir or "(none: stdout inherited, stderr kept in a private temp dir)"),
     ]
     for name, value in sorted(config.rank_env.items()):
@@ -54,7 +53,9 @@ def format_plan(rows: list[tuple[str, str]]) -> str:
 
 
 def _rendezvous_text(config: JobConfig) -> str:
-    backend, endpoint, _ = rendezvous(config)
+    if config.rendezvous is None:
+        return "each node's, where it places the job"
+    backend, endpoint = config.rendezvous.backend, config.rendezvous.endpoint
     if backend == ONE_NODE_BACKEND:
         return "this node alone: its own store on a free port"
     host, _, port = endpoint.rpartition(":")
@@ -66,7 +67,10 @@ def _rendezvous_text(config: JobConfig) -> str:
 def _master(config: JobConfig) -> tuple[str, str]:
     """MASTER_ADDR and MASTER_PORT as every rank of this node gets them (the same for all of them)."""
     settings = config.settings
-    if config.node_range[1] > 1 and rendezvous(config)[0] != AGREEMENT_PREFIX + "static":
+    backend = config.rendezvous.backend if config.rendezvous is not None else ""
+    if config.node_rank_known and config.engine_reason is None:  # node 0's launcher listens at the endpoint
+        return master_addr(config), config.rdzv_endpoint.rpartition(":")[2]
+    if config.node_range[1] > 1 and backend != AGREEMENT_PREFIX + "static":
         # Several nodes meeting through c10d: node 0 of the rendezvous tells every rank where it listens.
         return "<node 0's address>", FROM_RENDEZVOUS
     return master_addr(config), FREE_PORT if settings.master_port is None else str(settings.master_port)

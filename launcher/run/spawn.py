@@ -24,7 +24,7 @@ from launcher.run.leftovers import log_folder
 from launcher.run.rank_output import TEMPLATE_ENV, rank_streams
 from launcher.run.rank_process import rank_command
 from launcher.run.reaper import become_subreaper, reaping_adopted, sweep_descendants
-from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, rendezvous, run_id, standalone_like
+from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, run_id, standalone_like
 from launcher.signal_rules import stop_outcome
 
 __all__ = ["run_job", "silence_engine_logs"]
@@ -39,9 +39,7 @@ SHARE_STORE_VAR = "TORCH_DISABLE_SHARE_RDZV_TCP_STORE"
 def run_job(config: JobConfig) -> JobOutcome:
     """Run the node's ranks to the end; never leaves a process of the job behind. A job the launcher can start
     itself takes the direct path (launcher/run/direct/), without torch in this process."""
-    from launcher.run.direct.path_choice import engine_reason
-
-    if engine_reason(config, os.environ) is None:
+    if config.engine_reason is None:
         from launcher.run.direct.direct_run import run_direct
 
         return run_direct(config)
@@ -70,7 +68,7 @@ def run_job(config: JobConfig) -> JobOutcome:
     except (ArrivalsTimeoutError, NodeRecordError) as exc:
         return JobOutcome(exc.exit_status, f"rendezvous failed: {exc}")
     except RendezvousError as exc:
-        where = rendezvous(config)[1]
+        where = config.rendezvous.endpoint
         detail = str(exc) or type(exc).__name__
         return JobOutcome(FAILURE_STATUS, f"rendezvous at {where} failed (a node is gone, or never came): {detail}")
     finally:
@@ -107,7 +105,8 @@ def _elastic_config(config: JobConfig, log_root: Path):
     engine = settings.engine
     low, high = config.node_range
     redirects, tee = _streams(config)
-    rdzv_backend, endpoint, rdzv_configs = rendezvous(config)
+    meeting = config.rendezvous
+    rdzv_backend, endpoint, rdzv_configs = meeting.backend, meeting.endpoint, meeting.options
     if rdzv_backend.startswith(AGREEMENT_PREFIX):
         from launcher.run.rendezvous.backend_agreement import register_handlers
 

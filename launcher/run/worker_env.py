@@ -38,7 +38,7 @@ class RankPlace:
 def direct_place(config: JobConfig, local_rank: int, run_id: str, master: tuple[str, int]) -> RankPlace:
     """A rank of a fixed job without restarts, placed as torchrun's static form places it."""
     nodes = config.node_range[0]
-    world = nodes * config.nproc_per_node
+    world = int(config.world_size)  # each node's rank count where they differ (a hostfile's table)
     rank = config.global_rank(local_rank)
     return RankPlace(local_rank=local_rank, rank=rank, role=config.settings.engine.role, role_rank=rank,
                      group_rank=config.node_rank, local_world_size=config.nproc_per_node, world_size=world,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,14 +16,16 @@ from launcher.contract.job_config import JobConfig, Program, RunSettings
 from launcher.contract.rdzv_conf import parse_rdzv_conf
 from launcher.contract.seconds import MAX_SECONDS
 from launcher.multinode.head.selection import HostFlags
+from launcher.run.rendezvous.choice import rendezvous
 from launcher.run.spawn import _elastic_config, _streams
 
 BACKEND = ResolvedBackend("eager", "--compile-backend", "eager")
 
 
 def job(engine: EngineOptions, **settings: object) -> JobConfig:
-    return JobConfig(program=Program("script", "train.py"), backend=BACKEND, accelerator="cpu", nproc_per_node=2,
-                     settings=RunSettings(engine=engine, **settings))
+    config = JobConfig(program=Program("script", "train.py"), backend=BACKEND, accelerator="cpu", nproc_per_node=2,
+                       settings=RunSettings(engine=engine, **settings))
+    return replace(config, rendezvous=rendezvous(config))  # as placing the job decides it
 
 
 def test_every_engine_option_reaches_the_launch_config(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -25,24 +26,31 @@ from launcher.multinode.head.commands import node_job
 from launcher.prepare.build_job import place_node_job, prepare_job
 from launcher.prepare.node_job import read_node_job
 from launcher.prepare.options import LaunchOptions
+from launcher.prepare.plan import plan_rows
 
 NODES = (NodeSpec("hosta", (0, 1, 2)), NodeSpec("hostb", (0, 1)))
 
 
 @pytest.fixture
-def head_job(tmp_path: Path) -> JobConfig:
+def prepared(tmp_path: Path) -> JobConfig:
+    """The job as the head prepares it, before it knows the nodes."""
     (tmp_path / "train.py").write_text("print('hi')\n")
     (tmp_path / ".env").write_text("FROM_ENV_FILE=yes\n")
     settings = RunSettings(max_restarts=2, grace_period=1.5, timeout=60.0, bind_cores="", verbose=True,
                            engine=EngineOptions(role="trainer", tee="3"))
     options = LaunchOptions(Program("script", "train.py", ("--lr", "a b")), settings, compile_backend="eager",
                             accelerator="cpu")
-    prepared = prepare_job(options, {"PATH": "/usr/bin"}, tmp_path, place=False)  # as the head does
-    return node_job(prepared.config, NODES)
+    return prepare_job(options, {"PATH": "/usr/bin"}, tmp_path, place=False).config  # as the head does
+
+
+@pytest.fixture
+def head_job(prepared: JobConfig) -> JobConfig:
+    return node_job(prepared, NODES)
 
 
 def test_the_job_survives_its_trip_as_json_unchanged(head_job: JobConfig) -> None:
     assert JobConfig.from_json(head_job.to_json()) == head_job
+    assert (head_job.node_rank_known, head_job.rank_counts) == (True, ((1, 3), (1, 2)))
     assert (head_job.nnodes, head_job.rdzv_endpoint, head_job.node_env) == ("2", "hosta:29500", {})
 
 
@@ -105,6 +113,12 @@ def test_a_node_launcher_without_a_job_from_its_head_says_so_in_one_line(value: 
     (("settings", "engine", "rdzv_conf"), {"join_timeout": "-5"}, "--rdzv-conf join_timeout: '-5'"),
     (("settings", "engine", "role"), "a\nb", "--role: 'a\\nb' (holds the control character U+000A"),
     (("settings", "engine", "event_log_handler"), "nosuchhandler", "--event-log-handler: 'nosuchhandler'"),
+    (("rank_counts",), [[1, 3]], "rank_counts [[1, 3]] must be runs of (nodes, ranks), 1 or more each, covering "
+     "the --nnodes 2 nodes"),
+    (("rank_counts",), [[2, 3, 4]], "rank_counts [[2, 3, 4]] must be runs of (nodes, ranks)"),
+    (("rank_counts",), [[2, 0]], "rank_counts [[2, 0]] must be runs"),
+    (("rendezvous",), {"backend": "x", "endpoint": "h:1", "options": {}, "surprise": 1},
+     "the job.rendezvous has no field 'surprise'"),
 ])
 def test_a_node_refuses_a_job_whose_field_has_the_wrong_type_or_value_naming_the_field(
     head_job: JobConfig, path: tuple[str, ...], value: object, fragment: str
@@ -118,3 +132,28 @@ def test_a_node_refuses_a_job_whose_field_has_the_wrong_type_or_value_naming_the
     with pytest.raises(LaunchError) as refused:
         read_node_job({NODE_JOB_VAR: json.dumps(data)})
     assert fragment in str(refused.value)
+
+
+def test_a_node_of_an_uneven_table_counts_the_earlier_nodes_ranks_and_takes_the_direct_path(
+        prepared: JobConfig, tmp_path: Path) -> None:
+    job = node_job(replace(prepared, settings=replace(prepared.settings, max_restarts=0)), NODES)
+    assert (job.node_rank_known, job.rank_counts) == (True, ((1, 3), (1, 2)))
+    placed = place_node_job(job, {**node_row_env(NODES, 1)}, tmp_path).config
+
+    assert placed.engine_reason is None
+    assert [placed.global_rank(local) for local in range(2)] == [3, 4] and placed.world_size == "5"
+    rows = dict(plan_rows(placed, "the head"))
+    assert rows["rank env 1"].startswith("RANK=4 LOCAL_RANK=1 WORLD_SIZE=5 LOCAL_WORLD_SIZE=2 GROUP_RANK=1 "
+                                         "MASTER_ADDR=hosta MASTER_PORT=29500")
+
+
+def test_a_node_whose_table_row_disagrees_with_the_heads_count_is_refused(head_job: JobConfig, tmp_path: Path) -> None:
+    environ = {**node_table_env((NodeSpec("hosta", (0, 1, 2)), NodeSpec("hostb", (0,)))), "ACCEL_NODE_RANK": "1"}
+    with pytest.raises(NodeIdentityError, match="gives node 1 1 rank\\(s\\), but its head counted 2"):
+        place_node_job(head_job, environ, tmp_path)
+
+
+def test_a_uniform_table_of_ten_thousand_nodes_crosses_as_one_pair_of_counts(prepared: JobConfig) -> None:
+    job = node_job(prepared, [NodeSpec(f"host{index}", (0, 1)) for index in range(10_000)])
+    assert job.rank_counts == ((10_000, 2),) and job.world_size == "20000"
+    assert JobConfig.from_json(job.to_json()) == job

@@ -8,6 +8,10 @@ import sys
 import torch
 import torch.distributed as dist
 
+# What else torch elastic gives each rank, for comparing the launch paths variable by variable.
+TORCH_VARS = ("GROUP_WORLD_SIZE", "ROLE_RANK", "ROLE_WORLD_SIZE", "ROLE_NAME", "TORCHELASTIC_RESTART_COUNT",
+              "TORCHELASTIC_MAX_RESTARTS", "TORCHELASTIC_RUN_ID", "TORCHELASTIC_USE_AGENT_STORE")
+
 
 def main() -> None:
     dist.init_process_group("gloo")
@@ -21,7 +25,7 @@ def main() -> None:
             "env": {key: os.environ.get(key) for key in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "GROUP_RANK",
                                                          "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
                                                          "ACCEL_COMPILE_BACKEND", "ACCEL_COMPILE_BACKEND_SOURCE",
-                                                         "EXPORTED")},
+                                                         "EXPORTED", *TORCH_VARS)},
         }
     finally:
         dist.destroy_process_group()

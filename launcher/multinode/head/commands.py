@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from launcher.contract.hosts import NodeSpec
-from launcher.contract.job_config import JobConfig
+from launcher.contract.job_config import JobConfig, rank_runs
 from launcher.contract.names import (ACCELERATOR_VAR, BACKEND_SOURCE_VAR, BACKEND_VAR, DEFAULT_MASTER_PORT,
                                      NODE_JOB_VAR, STOP_ON_STDIN_EOF)
 from launcher.multinode.head.remote_env import remote_env
@@ -57,10 +57,13 @@ def sent_env(hosts: HostFlags, job: JobConfig, environ: Mapping[str, str], cwd: 
 
 
 def node_job(job: JobConfig, nodes: Sequence[NodeSpec]) -> JobConfig:
-    """The job every node gets: the head's (prepared, not placed), with the layout of the selected nodes;
-    each node places it on itself."""
+    """The job every node gets: the head's (prepared, not placed), with the layout of the selected nodes (each
+    node's rank and rank count are known before it starts, and the first node hosts the store, unless the user
+    named an endpoint); each node places it on itself."""
+    known = not job.rdzv_endpoint and len(nodes) > 1
     endpoint = job.rdzv_endpoint or f"{nodes[0].host}:{job.settings.master_port or DEFAULT_MASTER_PORT}"
-    return replace(job, nnodes=str(len(nodes)), rdzv_endpoint=endpoint, rdzv_id=job.rdzv_id or uuid.uuid4().hex[:12])
+    return replace(job, nnodes=str(len(nodes)), rdzv_endpoint=endpoint, rdzv_id=job.rdzv_id or uuid.uuid4().hex[:12],
+                   node_rank_known=known, rank_counts=rank_runs(len(node.slots) for node in nodes) if known else ())
 
 
 def node_launcher_argv(stop_on_stdin_eof: bool) -> list[str]:

@@ -13,7 +13,8 @@ Slurm's job and step ids (`SLURM_JOB_ID`, `SLURM_STEP_ID`) and OpenMPI's job id
 job meet (each would draw its own random id otherwise).
 
 Under Slurm the node table entry is found by host name (`SLURMD_NODENAME`) when it is in the table,
-because Slurm numbers tasks in its own node order, not necessarily the one given to `--nodelist`.
+because Slurm numbers tasks in its own node order, not necessarily the one given to `--nodelist`; the node's
+rank is then its row, the order its head counted every node's ranks in (the direct path numbers ranks by it).
 """
 
 from __future__ import annotations
@@ -107,6 +108,8 @@ def _slurm(environ: Mapping[str, str], table: tuple[NodeSpec, ...] | None) -> No
         except ValueError as exc:
             raise NodeIdentityError(list_var, environ[list_var], f"not a Slurm host list: it {exc}") from None
     node = _table_entry(table, rank, ntasks, "SLURM_NTASKS", environ.get("SLURMD_NODENAME"))
+    if table is not None and node is not None:
+        rank = table.index(node)  # the table's order, which its head numbered the nodes and their ranks by
     job = environ.get("SLURM_JOB_ID")
     job_id = f"slurm-{job}.{environ.get('SLURM_STEP_ID', '')}" if job else None
     return NodeIdentity(rank, ntasks, master, "Slurm", node, environ.get("SLURMD_NODENAME"), job_id)

@@ -26,7 +26,7 @@ from launcher.run.rank_group import RankGroup
 from launcher.run.rank_logs import RankLogs
 from launcher.run.rank_process import rank_command
 from launcher.run.reaper import become_subreaper, reaping_adopted, sweep_descendants
-from launcher.run.rendezvous.choice import master_addr, rendezvous, run_id
+from launcher.run.rendezvous.choice import master_addr, run_id
 from launcher.run.worker_env import direct_place, worker_env
 from launcher.signal_rules import hurry_stop, set_stop_action, stop_outcome
 
@@ -101,7 +101,7 @@ def _start(config: JobConfig, argv: list[str], group: RankGroup, job_run_id: str
            listener: socket.socket | None) -> None:
     """Rank 0 first, with the listening socket where this node has it (the launcher's copy is closed once the rank
     has it), then the rest."""
-    port = listener.getsockname()[1] if listener is not None else int(rendezvous(config)[1].rpartition(":")[2])
+    port = listener.getsockname()[1] if listener is not None else config.rendezvous.port
     master = (master_addr(config), port)
     environ = {**os.environ, **config.rank_env, LAUNCHER_PID_VAR: str(os.getpid()),
                _SIGNALS_VAR: config.settings.engine.signals_to_handle}

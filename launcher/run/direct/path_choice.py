@@ -2,10 +2,12 @@
 elastic's agent (the engine path), and why.
 
 The direct path takes a fixed node count without restarts where each node knows its rank before it starts (one
-node; or torchrun's static form, `--nnodes N --node-rank R --master-addr A --master-port P`), with nothing that
-only the engine does: its ranks start before the launcher would have finished importing torch
-(docs/ARCHITECTURE.md, "Two paths").
+node; torchrun's static form, `--nnodes N --node-rank R --master-addr A --master-port P`; a hostfile's head, Slurm
+or OpenMPI, where the launcher also knows every node's rank count), with nothing that only the engine does: its
+ranks start before the launcher would have finished importing torch (docs/ARCHITECTURE.md, "Two paths").
 `ACCEL_LAUNCH_PATH=engine` sends every launch to the engine (the tests use it to run each launch both ways).
+`engine_reason` is called once, where the job is placed on a node (launcher.prepare.build_job), with the rendezvous
+chosen there; it is kept in `JobConfig.engine_reason`, which the run and the plan read.
 """
 
 from __future__ import annotations
@@ -13,33 +15,43 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from launcher.contract.engine_options import DEFAULT_LOGS_SPECS
-from launcher.contract.job_config import JobConfig
+from launcher.contract.job_config import JobConfig, Rendezvous
 from launcher.contract.names import LAUNCH_PATH_VAR
 from launcher.errors import UsageError
-from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, rendezvous
+from launcher.run.rendezvous.choice import AGREEING, AGREEMENT_PREFIX, ONE_NODE_BACKEND
 
-__all__ = ["engine_reason", "path_text"]
+__all__ = ["asked_path", "engine_reason", "path_text"]
 
 _PATHS = ("auto", "engine")
 # torch elastic's agent runs a watchdog or a health-check server for its ranks when these are set.
 _ENGINE_SERVICES = ("TORCHELASTIC_ENABLE_FILE_TIMER", "TORCHELASTIC_HEALTH_CHECK_PORT")
 
 
-def engine_reason(config: JobConfig, environ: Mapping[str, str]) -> str | None:
-    """Why this launch needs torch elastic's agent; None when the launcher starts the ranks itself."""
+def asked_path(environ: Mapping[str, str]) -> str:
+    """The path ACCEL_LAUNCH_PATH asks for (`auto` when unset); UsageError for anything else."""
     asked = environ.get(LAUNCH_PATH_VAR, "").strip() or "auto"
     if asked not in _PATHS:
         raise UsageError(LAUNCH_PATH_VAR, asked, f"expected one of {', '.join(_PATHS)}")
+    return asked
+
+
+def engine_reason(config: JobConfig, meeting: Rendezvous, environ: Mapping[str, str]) -> str | None:
+    """Why this launch, meeting the other nodes at `meeting`, needs torch elastic's agent; None when the launcher
+    starts the ranks itself."""
+    asked = asked_path(environ)
     settings, engine = config.settings, config.settings.engine
     low, high = config.node_range
-    backend = rendezvous(config)[0].removeprefix(AGREEMENT_PREFIX)
+    backend = meeting.backend.removeprefix(AGREEMENT_PREFIX)
+    placed = config.node_rank_known and backend in AGREEING  # the endpoint is node 0's master port
+    meets = not placed and (bool(config.rdzv_endpoint) or backend not in (ONE_NODE_BACKEND, "static"))
     reasons = (
         (asked == "engine", f"{LAUNCH_PATH_VAR}=engine"),
         (low != high, "a node range (--nnodes MIN:MAX)"),
         (settings.max_restarts > 0, "--max-restarts above 0"),
-        (bool(config.rdzv_endpoint) or backend not in (ONE_NODE_BACKEND, "static"),
-         "a rendezvous endpoint to meet at" if high == 1 else
+        (meets, "a rendezvous endpoint to meet at" if high == 1 else
          "several nodes meeting at a rendezvous endpoint, where a node learns its rank only there"),
+        (placed and not config.rank_counts, "several nodes whose rank counts the launcher does not know before they "
+         "start (no hostfile's table, and --nproc-per-node is not a number)"),
         (config.program.mode == "exec", "--no-python (rank 0 runs no bootstrap to host the store)"),
         (engine.event_log_handler != "null", "--event-log-handler"),
         (bool(engine.duplicate_stdout_filters or engine.duplicate_stderr_filters), "--duplicate-*-filters"),
@@ -51,10 +63,16 @@ def engine_reason(config: JobConfig, environ: Mapping[str, str]) -> str | None:
     return next((why for needed, why in reasons if needed), None)
 
 
-def path_text(config: JobConfig, environ: Mapping[str, str]) -> str:
-    """The dry-run's row: which path, and why."""
-    reason = engine_reason(config, environ)
+def path_text(config: JobConfig) -> str:
+    """The dry-run's row: which path, and why (as the job decided it where it was placed)."""
+    if config.rendezvous is None:
+        return "decided by each node, where it places the job"
+    reason = config.engine_reason
     if reason is None and config.node_range[1] > 1:
+        if config.node_rank_known:
+            return ("direct: each node's launcher starts its ranks itself (a fixed node count, each node's rank and "
+                    f"rank count known before it starts, no restarts); global rank 0 hosts the store on node 0, at "
+                    f"{config.rdzv_endpoint}")
         return ("direct: each node's launcher starts its ranks itself (a fixed node count, its node rank known, no "
                 "restarts); global rank 0 hosts the store on node 0's --master-port")
     if reason is None:

@@ -12,7 +12,6 @@ import socket
 
 from launcher.contract.job_config import JobConfig
 from launcher.errors import PortBusyError
-from launcher.run.rendezvous.choice import rendezvous
 
 __all__ = ["listen_for_ranks"]
 
@@ -22,8 +21,7 @@ _BACKLOG = 4096  # every rank's connect fits while rank 0 starts (the kernel cap
 def listen_for_ranks(config: JobConfig) -> socket.socket:
     """A listening socket on the rendezvous port (the kernel's pick when none is given): IPv6 and IPv4 where the
     host has IPv6, else IPv4 alone."""
-    _, endpoint, _ = rendezvous(config)
-    port = int(endpoint.rpartition(":")[2])
+    port = config.rendezvous.port
     try:
         return _listen(socket.AF_INET6, "::", port)
     except OSError:

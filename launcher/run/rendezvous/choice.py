@@ -4,7 +4,8 @@ A fixed single node that names no port, no endpoint and no restarts gets our `on
 store on a free port, nobody to wait for: `one_node.py`). With more than one node the backend is one of
 our handlers (`accel-c10d`, `accel-static`, in `backend_agreement`): the engine's own, plus a check that
 every node resolved one compile backend (another handler of torch's registry is used as it is). They are
-named here, torch-free, so that the plan can show them without importing torch.
+named here, torch-free, so that the plan can show them without importing torch. `rendezvous` is called once,
+where the job is placed on a node (launcher.prepare.build_job); the rest read `JobConfig.rendezvous`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import socket
 import uuid
 
-from launcher.contract.job_config import JobConfig
+from launcher.contract.job_config import JobConfig, Rendezvous
 from launcher.contract.names import DEFAULT_MASTER_PORT, TORCHRUN_RUN_ID
 
 __all__ = ["rendezvous", "master_addr", "run_id", "standalone_like", "AGREEMENT_PREFIX", "ONE_NODE_BACKEND"]
@@ -24,7 +25,7 @@ ONE_NODE_BACKEND = "one-node"
 AGREEING = ("c10d", "static")
 
 
-def rendezvous(config: JobConfig) -> tuple[str, str, dict[str, object]]:
+def rendezvous(config: JobConfig) -> Rendezvous:
     """The engine's rendezvous: the given endpoint; else static at master address and port when a port is
     given (or static is asked for); else, for one node without restarts, our one-node store on port 0; else
     c10d on port 0 of this node, which picks a free port itself."""
@@ -43,7 +44,7 @@ def rendezvous(config: JobConfig) -> tuple[str, str, dict[str, object]]:
         backend = AGREEMENT_PREFIX + backend
         claim = config.backend.rendezvous_options(socket.gethostname(), config.accelerator)
         options = {**options, **claim, **_store_side(config)}
-    return backend, endpoint, options
+    return Rendezvous(backend, endpoint, options)
 
 
 def standalone_like(config: JobConfig) -> bool:
@@ -56,10 +57,13 @@ def standalone_like(config: JobConfig) -> bool:
 
 def master_addr(config: JobConfig) -> str:
     """MASTER_ADDR of a job whose ranks meet at a known address, as torchrun gives it: this host's name (or
-    --local-addr) for a standalone-like job, else --master-addr."""
+    --local-addr) for a standalone-like job; the first node's address where a runner said each node's rank (the
+    endpoint's host); else --master-addr."""
     settings = config.settings
     if standalone_like(config):
         return settings.engine.local_addr or socket.getfqdn()
+    if config.node_rank_known:
+        return config.rdzv_endpoint.rpartition(":")[0].strip("[]")
     return settings.master_addr
 
 

@@ -190,3 +190,18 @@ def test_the_plan_names_the_variables_sent_to_the_nodes_without_their_values(
     env, _ = split_env(remote_words(result.row("node 0 command")))
     assert (env["NCCL_SOCKET_IFNAME"], env["FROM_DS_ENV"], env["MY_TOKEN"]) == ("eth7", "secret-one", "secret-two")
     assert "NOT_SENT" not in env
+
+
+@pytest.mark.parametrize(("args", "env", "path"), [
+    (["train.py"], {}, "direct: each node's launcher starts its ranks itself (a fixed node count, each node's rank "
+     "and rank count known before it starts, no restarts); global rank 0 hosts the store on node 0, at h1:29500"),
+    (["--max-restarts", "1", "train.py"], {},
+     "engine: torch elastic's agent starts the ranks (--max-restarts above 0)"),
+    (["--rdzv-endpoint", "h9:29400", "train.py"], {}, "engine: torch elastic's agent starts the ranks (several nodes "
+     "meeting at a rendezvous endpoint, where a node learns its rank only there)"),
+    (["train.py"], {"ACCEL_LAUNCH_PATH": "engine"}, "engine: torch elastic's agent starts the ranks "
+     "(ACCEL_LAUNCH_PATH=engine)"),
+], ids=["direct", "restarts", "users-endpoint", "forced"])
+def test_the_heads_plan_says_which_path_every_node_takes_and_why(cli: CliRunnerFn, tmp_path: Path, args: list[str],
+                                                                 env: dict[str, str], path: str) -> None:
+    assert dry_run(cli, tmp_path, args, env=env).row("launch path") == path

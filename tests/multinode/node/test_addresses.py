@@ -39,11 +39,11 @@ BACKEND = ResolvedBackend("eager", "--compile-backend", "eager")
 def test_the_plan_tells_torch_which_node_hosts_the_store_and_its_address() -> None:
     config = JobConfig(Program("script", "train.py"), BACKEND, "cpu", 1, nnodes="2",
                        rdzv_endpoint="10.0.0.1:29500", node_addr="10.0.0.2", hosts_store=False)
-    backend, endpoint, options = rendezvous(config)
-    assert (backend, endpoint) == ("accel-c10d", "10.0.0.1:29500")
-    assert options["accel_node_addr"] == "10.0.0.2" and options["is_host"] is False
+    meeting = rendezvous(config)
+    assert (meeting.backend, meeting.endpoint) == ("accel-c10d", "10.0.0.1:29500")
+    assert meeting.options["accel_node_addr"] == "10.0.0.2" and meeting.options["is_host"] is False
     unknown = JobConfig(Program("script", "train.py"), BACKEND, "cpu", 1, nnodes="2", rdzv_endpoint="10.0.0.1:29500")
-    assert "is_host" not in rendezvous(unknown)[2] and "accel_node_addr" not in rendezvous(unknown)[2]
+    assert "is_host" not in rendezvous(unknown).options and "accel_node_addr" not in rendezvous(unknown).options
 
 
 def test_under_slurm_the_nodes_meet_at_the_first_node_under_the_job_id_and_master_port_sets_only_the_port(

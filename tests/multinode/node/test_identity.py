@@ -51,9 +51,10 @@ def test_slurm_gives_rank_count_and_the_first_host_of_the_step() -> None:
     assert node_identity(environ) == NodeIdentity(2, 3, "gpu07", "Slurm", None)
 
 
-def test_slurm_finds_the_node_table_entry_by_host_name_not_task_order() -> None:
+def test_slurm_finds_the_node_table_entry_by_host_name_not_task_order_and_numbers_the_node_as_the_table_does() -> None:
     environ = {**TABLE, "SLURM_PROCID": "0", "SLURM_NTASKS": "2", "SLURM_JOB_NODELIST": "h[1-2]", "SLURMD_NODENAME": "h2"}
-    assert node_identity(environ) == NodeIdentity(0, 2, "h1", "Slurm", NODES[1], "h2")
+    # The head counted each node's ranks in the table's order: the node's rank is its row, not Slurm's task number.
+    assert node_identity(environ) == NodeIdentity(1, 2, "h1", "Slurm", NODES[1], "h2")
 
 
 def test_openmpi_gives_rank_and_count_and_the_table_entry_by_rank() -> None:

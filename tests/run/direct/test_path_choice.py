@@ -68,3 +68,31 @@ def test_torchruns_static_form_on_several_nodes_takes_the_direct_path(cli: CliRu
     first = int(node_rank) * 2
     assert result.row("rank env 0").startswith(f"RANK={first} LOCAL_RANK=0 WORLD_SIZE=4 LOCAL_WORLD_SIZE=2 "
                                                f"GROUP_RANK={node_rank} MASTER_ADDR=10.1.2.3 MASTER_PORT=29123")
+
+
+SLURM = {"SLURM_PROCID": "1", "SLURM_NTASKS": "2", "SLURM_NNODES": "2", "SLURM_JOB_NODELIST": "gpu[1-2]",
+         "SLURMD_NODENAME": "gpu2", "SLURM_JOB_ID": "7", "ACCEL_ACCELERATOR": "cpu"}
+
+
+def test_srun_with_a_number_of_ranks_takes_the_direct_path_at_the_first_nodes_master_port(cli: CliRunnerFn) -> None:
+    result = cli(["--dry-run", "--nproc-per-node", "2", "--master-port", "29123", str(RECORD_RANK)], env=SLURM)
+
+    assert result.status == 0, result.stderr
+    assert result.row("launch path") == (
+        "direct: each node's launcher starts its ranks itself (a fixed node count, each node's rank and rank count "
+        "known before it starts, no restarts); global rank 0 hosts the store on node 0, at gpu1:29123")
+    assert result.row("rank env 1").startswith("RANK=3 LOCAL_RANK=1 WORLD_SIZE=4 LOCAL_WORLD_SIZE=2 GROUP_RANK=1 "
+                                               "MASTER_ADDR=gpu1 MASTER_PORT=29123")
+
+
+@pytest.mark.parametrize(("flags", "reason"), [
+    (["--nproc-per-node", "auto"], "several nodes whose rank counts the launcher does not know before they start"),
+    (["--rdzv-endpoint", "10.0.0.9:29400"], "several nodes meeting at a rendezvous endpoint"),
+    (["--max-restarts", "1"], "--max-restarts above 0"),
+], ids=["rank-count-unknown", "users-endpoint", "restarts"])
+def test_srun_goes_to_the_engine_where_a_node_learns_its_place_only_there_and_the_plan_says_why(
+        cli: CliRunnerFn, flags: list[str], reason: str) -> None:
+    result = cli(["--dry-run", *flags, str(RECORD_RANK)], env=SLURM)
+
+    assert result.status == 0, result.stderr
+    assert result.row("launch path").startswith(f"engine: torch elastic's agent starts the ranks ({reason}")
