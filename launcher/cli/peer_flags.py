@@ -1,7 +1,7 @@
-"""The click options for torchrun's and DeepSpeed's flags that `cli/command.py` does not declare itself.
-
-Each is either implemented (see `launcher.cli.flags`, which packs their values in `PeerFlags`) or refused in
-one line that says what to use instead; docs/FLAGS.md is the table of all of them.
+"""The click options for torchrun's and DeepSpeed's flags that land in no field of their own: those the launch
+reads here (`launcher.cli.flags` packs their values in `PeerFlags`) and those refused in one line that says what
+to use instead. torchrun's flags that reach the engine are declared on EngineOptions' fields
+(launcher.contract.engine_options); docs/FLAGS.md is the table of all of them.
 """
 
 from __future__ import annotations
@@ -10,9 +10,10 @@ from collections.abc import Callable
 
 import click
 
-from launcher.cli.numbers import Integer, Seconds
+from launcher.cli.numbers import Integer
+from launcher.contract.flag_field import both
 
-__all__ = ["both", "peer_options", "REFUSED"]
+__all__ = ["peer_options", "REFUSED"]
 
 # Flags refused outright: parameter name -> (flag as typed, why, and what to use instead).
 REFUSED: dict[str, tuple[str, str]] = {
@@ -27,46 +28,14 @@ REFUSED: dict[str, tuple[str, str]] = {
 }
 
 
-def both(name: str, *extra: str) -> tuple[str, ...]:
-    """A flag in both spellings, `--nproc-per-node` and `--nproc_per_node`, plus any extra names."""
-    underscored = name.replace("-", "_")
-    return (f"--{name}", *((f"--{underscored}",) if underscored != name else ()), *extra)
-
-
 _OPTIONS = [
-    # torchrun
-    click.option("--standalone", is_flag=True, help="One node: rendezvous on a free port with a fresh run id."),
-    click.option(*both("rdzv-conf"), "rdzv_conf", default="", metavar="K=V,...",
-                 help="Extra rendezvous settings, e.g. join_timeout=600."),
-    click.option(*both("monitor-interval"), "monitor_interval", type=Seconds(), default=0.1, show_default=True,
-                 help="Seconds between the engine's checks of the ranks."),
+    # torchrun (those that reach the engine are declared on EngineOptions' fields)
     click.option(*both("start-method"), "start_method", type=click.Choice(["spawn", "fork", "forkserver"]),
                  default="spawn", show_default=True, help="Only spawn: every rank is a fresh interpreter."),
-    click.option(*both("event-log-handler"), "event_log_handler", default="null", show_default=True,
-                 help="torch elastic event handler (null, console, ...)."),
-    click.option("--role", default="default", show_default=True, help="The workers' role (ROLE_NAME)."),
     click.option(*both("run-path"), "run_path", is_flag=True, help="Run SCRIPT by path (runpy.run_path), "
                  "as every script runs."),
-    click.option("-r", "--redirects", default="0", show_default=True, metavar="0-3|RANK:0-3,...",
-                 help="Streams of ranks that go to log files only (1 out, 2 err, 3 both)."),
-    click.option("-t", "--tee", default="0", show_default=True, metavar="0-3|RANK:0-3,...",
-                 help="Streams of ranks that go to log files and the terminal."),
-    click.option(*both("local-ranks-filter"), "local_ranks_filter", default="", metavar="R,R",
-                 help="Only these local ranks' teed output on the terminal."),
-    click.option(*both("duplicate-stdout-filters"), "duplicate_stdout_filters", default="", metavar="S,S",
-                 help="Copy stdout lines containing any of these to a file."),
-    click.option(*both("duplicate-stderr-filters"), "duplicate_stderr_filters", default="", metavar="S,S",
-                 help="Copy stderr lines containing any of these to a file."),
-    click.option(*both("local-addr"), "local_addr", metavar="ADDR", help="This node's address for the rendezvous."),
-    click.option(*both("signals-to-handle"), "signals_to_handle", default="SIGTERM,SIGINT,SIGHUP,SIGQUIT",
-                 show_default=True, help="Stop signals that reach the ranks as they are (others as SIGTERM)."),
     click.option(*both("shutdown-timeout"), "shutdown_timeout", type=Integer(0), metavar="SECONDS",
                  help="torchrun's name for --grace-period."),
-    click.option(*both("virtual-local-rank"), "virtual_local_rank", is_flag=True,
-                 help="Every rank sees LOCAL_RANK=0 and one device."),
-    click.option(*both("logs-specs"), "logs_specs", default="default", show_default=True, metavar="NAME",
-                 help="A log layout of torch's torchrun.logs_specs entry points; other than default, the launch "
-                 "runs on torch elastic's agent."),
     click.option(*both("numa-binding"), "numa_binding", hidden=True),
     # DeepSpeed
     click.option(*both("no-local-rank"), "no_local_rank", is_flag=True,

@@ -1,0 +1,54 @@
+"""The click options made from the options declared on the fields of LaunchOptions, RunSettings and
+EngineOptions (launcher.contract.flag_field): names, help, type and default are the declaration's, written
+nowhere else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import MISSING, Field
+from typing import Any
+
+import click
+
+from launcher.cli.numbers import Integer, Seconds
+from launcher.contract.engine_options import EngineOptions
+from launcher.contract.flag_field import FlagSpec, flag_fields
+from launcher.contract.job_config import RunSettings
+from launcher.prepare.options import LaunchOptions
+
+__all__ = ["DECLARED", "declared_options", "declared_names"]
+
+# The dataclasses whose fields declare options, in the order their options are listed in the help.
+DECLARED: tuple[type, ...] = (LaunchOptions, RunSettings, EngineOptions)
+
+
+def declared_names() -> tuple[str, ...]:
+    """The parameter names of every declared option (each its field's name)."""
+    return tuple(item.name for kind in DECLARED for item, _ in flag_fields(kind))
+
+
+def declared_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorate `command` with a click option for every declared option."""
+    for item, spec in reversed([pair for kind in DECLARED for pair in flag_fields(kind)]):
+        command = _option(item, spec)(command)
+    return command
+
+
+def _option(item: Field[Any], spec: FlagSpec) -> Callable[..., Any]:
+    """The click option of one field: its default is the field's, unless click's value is parsed into it."""
+    default = None if item.default is MISSING or spec.parse is not None else item.default
+    if isinstance(default, bool):
+        return click.option(*spec.names, item.name, is_flag=True, default=default, help=spec.help)
+    return click.option(*spec.names, item.name, type=_click_type(spec), default=default, metavar=spec.metavar,
+                        show_default=spec.show_default, help=spec.help)
+
+
+def _click_type(spec: FlagSpec) -> click.ParamType | None:
+    """Integer or Seconds for a number, with its bounds; None (click's text) otherwise."""
+    number = spec.number
+    if number is None:
+        return None
+    if number.whole:
+        return Integer(number.minimum, number.limit, index=number.index)
+    return Seconds(min=number.minimum, min_open=number.min_open)
