@@ -17,7 +17,7 @@ from launcher.contract.flag_field import FlagSpec, flag_fields
 from launcher.contract.job_config import RunSettings
 from launcher.prepare.options import LaunchOptions
 
-__all__ = ["DECLARED", "declared_options", "declared_names"]
+__all__ = ["DECLARED", "declared_options", "declared_names", "options_of"]
 
 # The dataclasses whose fields declare options, in the order their options are listed in the help.
 DECLARED: tuple[type, ...] = (LaunchOptions, RunSettings, EngineOptions)
@@ -30,9 +30,14 @@ def declared_names() -> tuple[str, ...]:
 
 def declared_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """Decorate `command` with a click option for every declared option."""
-    for item, spec in reversed([pair for kind in DECLARED for pair in flag_fields(kind)]):
-        command = _option(item, spec)(command)
+    for option in reversed([option for kind in DECLARED for option in options_of(kind)]):
+        command = option(command)
     return command
+
+
+def options_of(kind: type) -> list[Callable[..., Any]]:
+    """The click option decorators of the dataclass `kind`'s option fields, in field order."""
+    return [_option(item, spec) for item, spec in flag_fields(kind)]
 
 
 def _option(item: Field[Any], spec: FlagSpec) -> Callable[..., Any]:

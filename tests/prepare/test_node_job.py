@@ -105,6 +105,10 @@ def test_a_node_launcher_without_a_job_from_its_head_says_so_in_one_line(value: 
     (("settings", "engine", "rdzv_conf"), {"join_timeout": "-5"}, "--rdzv-conf join_timeout: '-5'"),
     (("settings", "engine", "role"), "a\nb", "--role: 'a\\nb' (holds the control character U+000A"),
     (("settings", "engine", "event_log_handler"), "nosuchhandler", "--event-log-handler: 'nosuchhandler'"),
+    (("settings", "timeout"), -1.0, "--timeout: -1.0 (must be more than 0 seconds)"),
+    (("settings", "master_addr"), "a b", "--master-addr: 'a b' (expected a host name or an IP address)"),
+    (("settings", "rdzv_backend"), "c10", "--rdzv-backend: 'c10' (expected one of torch's rendezvous handlers"),
+    (("settings", "max_restarts"), 1001, "--max-restarts: 1001 (at most 1000)"),
 ])
 def test_a_node_refuses_a_job_whose_field_has_the_wrong_type_or_value_naming_the_field(
     head_job: JobConfig, path: tuple[str, ...], value: object, fragment: str
