@@ -16,9 +16,9 @@ import click
 
 from launcher.cli.error_exit import fail
 from launcher.cli.declared_options import declared_options
-from launcher.cli.flags import MPI_RUNNERS, LaunchFlags, PeerFlags, launch_options
+from launcher.cli.flags import MPI_RUNNERS, LaunchFlags, launch_options
 from launcher.cli.numbers import Integer
-from launcher.cli.peer_flags import REFUSED, peer_options
+from launcher.cli.peer_flags import REFUSED, PeerFlags, peer_options
 from launcher.cli.pid_file import remove_pid_file, save_pid
 from launcher.cli.report import WithReport
 from launcher.contract.flag_field import both

@@ -50,7 +50,10 @@ def _option(item: Field[Any], spec: FlagSpec) -> Callable[..., Any]:
 
 
 def _click_type(spec: FlagSpec) -> click.ParamType | None:
-    """Integer or Seconds for a number, with its bounds; None (click's text) otherwise."""
+    """Integer or Seconds for a number, with its bounds; a Choice of the declared choices; None (click's text)
+    otherwise."""
+    if spec.choices:
+        return click.Choice(spec.choices)
     number = spec.number
     if number is None:
         return None

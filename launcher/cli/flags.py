@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
-from launcher.cli.peer_flags import REFUSED
+from launcher.cli.peer_flags import REFUSED, PeerFlags
 from launcher.contract.engine_options import EngineOptions
 from launcher.contract.flag_field import from_flags
 from launcher.contract.job_config import DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS, Program, RunSettings
@@ -25,7 +25,7 @@ from launcher.multinode.head.selection import HostFlags
 from launcher.prepare.local_slots import LOCALHOST, LocalSelection
 from launcher.prepare.options import LaunchOptions
 
-__all__ = ["LaunchFlags", "PeerFlags", "launch_options", "shutdown_window", "MPI_RUNNERS", "SHUTDOWN_TIMEOUT_VAR"]
+__all__ = ["LaunchFlags", "launch_options", "shutdown_window", "MPI_RUNNERS", "SHUTDOWN_TIMEOUT_VAR"]
 
 # DeepSpeed's MPI runners that we do not drive; openmpi and slurm we do.
 MPI_RUNNERS = ("mvapich", "impi", "mpich")
@@ -45,25 +45,6 @@ class LaunchFlags:
     declared: Mapping[str, Any]
     verbose: bool = False
     quiet: bool = False
-
-
-@dataclass(frozen=True)
-class PeerFlags:
-    """torchrun's and DeepSpeed's flags as given that land in no field of their own (launcher.cli.peer_flags
-    declares them); the refused ones by parameter name in `refused`."""
-
-    run_path: bool
-    start_method: str
-    shutdown_timeout: int | None
-    no_local_rank: bool
-    no_ssh_check: bool
-    no_ssh: bool
-    force_multi: bool
-    each_rank_log: str | None
-    bind_cores_to_rank: bool
-    bind_core_list: str | None
-    save_pid: bool
-    refused: dict[str, object]
 
 
 def launch_options(ours: LaunchFlags, peers: PeerFlags, hosts: HostFlags,

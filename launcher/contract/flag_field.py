@@ -41,6 +41,7 @@ class FlagSpec:
     help: str
     metavar: str | None = None
     number: Number | None = None
+    choices: tuple[str, ...] = ()
     show_default: bool = False
     parse: Callable[[str], Any] | None = None
     check: Callable[[str, Any], None] | None = None
@@ -52,10 +53,10 @@ class FlagSpec:
 
 
 def flag(*names: str, help: str, default: Any = MISSING, default_factory: Any = MISSING, metavar: str | None = None,
-         number: Number | None = None, show_default: bool = False, parse: Callable[[str], Any] | None = None,
-         check: Callable[[str, Any], None] | None = None) -> Any:
+         number: Number | None = None, choices: tuple[str, ...] = (), show_default: bool = False,
+         parse: Callable[[str], Any] | None = None, check: Callable[[str, Any], None] | None = None) -> Any:
     """A dataclass field that is also the option `names` (a bool default makes it an on/off flag)."""
-    spec = FlagSpec(names, help, metavar, number, show_default, parse, check)
+    spec = FlagSpec(names, help, metavar, number, choices, show_default, parse, check)
     return field(default=default, default_factory=default_factory, metadata={_KEY: spec})
 
 

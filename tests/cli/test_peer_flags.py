@@ -15,8 +15,8 @@ from click.testing import CliRunner, Result
 from accelerators.cuda import CUDAAccelerator
 from launcher.cli.command import accel_launch
 from launcher.cli.declared_options import declared_names
-from launcher.cli.flags import PeerFlags
 from launcher.cli.peer_flags import REFUSED as REFUSED_FLAGS
+from launcher.cli.peer_flags import PeerFlags
 from launcher.multinode.head.selection import HostFlags
 from launcher.contract.engine_options import EngineOptions
 from launcher.contract.job_config import JobConfig, RunSettings

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from launcher.cli.declared_options import declared_names
-from launcher.cli.flags import LaunchFlags, PeerFlags, launch_options
-from launcher.cli.peer_flags import REFUSED
+from launcher.cli.flags import LaunchFlags, launch_options
+from launcher.cli.peer_flags import REFUSED, PeerFlags
 from launcher.contract.resolved_backend import ResolvedBackend
 from launcher.contract.engine_options import EVENT_LOG_HANDLERS, EngineOptions, parse_std
 from launcher.contract.job_config import JobConfig, Program, RunSettings
