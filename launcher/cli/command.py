@@ -14,10 +14,9 @@ from typing import Any, TypeVar
 
 import click
 
+from launcher.cli.declared_options import DECLARED, with_options
 from launcher.cli.error_exit import fail
-from launcher.cli.declared_options import declared_options
-from launcher.cli.flags import MPI_RUNNERS, LaunchFlags, launch_options
-from launcher.cli.numbers import Integer
+from launcher.cli.flags import LaunchFlags, launch_options
 from launcher.cli.peer_flags import REFUSED, PeerFlags, peer_options
 from launcher.cli.pid_file import remove_pid_file, save_pid
 from launcher.cli.report import WithReport
@@ -25,7 +24,6 @@ from launcher.contract.flag_field import both
 from launcher.contract.job_config import Program
 from launcher.errors import LaunchError
 from launcher.escaped import escaped_lines
-from launcher.limits import NODES, PORTS, RANKS_PER_NODE
 from launcher.multinode.head.selection import HostFlags
 from launcher.prepare.build_job import PreparedJob, check_ports, prepare_job
 from launcher.prepare.plan import format_plan, plan_rows
@@ -44,7 +42,7 @@ _CONTEXT = {"allow_interspersed_args": False, "help_option_names": ["-h", "--hel
 
 
 @click.command(cls=WithReport, context_settings=_CONTEXT)
-@declared_options
+@with_options(*DECLARED)
 @click.option("-m", "--module", is_flag=True, help="Run SCRIPT as a module, like python -m.")
 @click.option(*both("no-python"), "no_python", is_flag=True, help="Run SCRIPT as a program, not with python.")
 @click.option(*both("dry-run"), "dry_run", is_flag=True, help="Print the resolved plan and start nothing.")
@@ -52,22 +50,7 @@ _CONTEXT = {"allow_interspersed_args": False, "help_option_names": ["-h", "--hel
 @click.option("-q", "--quiet", is_flag=True, help="Only errors: no launch line (DeepSpeed's, as --log_level error).")
 @click.option(*both("log-level"), "log_level", type=click.Choice(LOG_LEVELS), metavar="LEVEL",
               help="DeepSpeed's: debug and info as -v, warning the default, error and critical as -q.")
-@click.option("-H", "--hostfile", metavar="FILE", help="Start the job on the hosts of FILE ('host slots=N' lines).")
-@click.option("-i", "--include", default="", metavar="HOST[:SLOTS]@...",
-              help="Only these hosts/slots of the hostfile; without one, localhost:0,2 picks local devices.")
-@click.option("-e", "--exclude", default="", metavar="HOST[:SLOTS]@...",
-              help="All hosts/slots of the hostfile but these; without one, localhost:1 leaves out a local device.")
-@click.option(*both("num-nodes"), "num_nodes", type=Integer(-1, NODES), default=-1,
-              help="Use the first N hosts of the hostfile.")
-@click.option(*both("num-gpus", "--num-accelerators", "--num_accelerators"), "num_gpus",
-              type=Integer(-1, RANKS_PER_NODE), default=-1,
-              help="Use the first N slots of each host (without a hostfile: N local ranks).")
-@click.option("--launcher", "runner", type=click.Choice(["ssh", "pdsh", "openmpi", "slurm", *MPI_RUNNERS],
-              case_sensitive=False), default="ssh", show_default=True, help="How the hostfile's nodes are reached.")
-@click.option("--export", "exports", multiple=True, metavar="NAME", help="Send this variable to every node (repeatable).")
-@click.option(*both("ssh-port"), "ssh_port", type=Integer(1, PORTS), help="Port of the nodes' sshd.")
-@click.option(*both("ssh-option"), "ssh_options", multiple=True, metavar="KEY=VALUE",
-              help="Extra ssh -o option (repeatable).")
+@with_options(HostFlags)
 @peer_options
 @click.argument("script", metavar="SCRIPT")
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED)

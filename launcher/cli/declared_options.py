@@ -17,7 +17,7 @@ from launcher.contract.flag_field import FlagSpec, flag_fields
 from launcher.contract.job_config import RunSettings
 from launcher.prepare.options import LaunchOptions
 
-__all__ = ["DECLARED", "declared_options", "declared_names", "options_of"]
+__all__ = ["DECLARED", "with_options", "declared_names", "options_of"]
 
 # The dataclasses whose fields declare options, in the order their options are listed in the help.
 DECLARED: tuple[type, ...] = (LaunchOptions, RunSettings, EngineOptions)
@@ -28,11 +28,14 @@ def declared_names() -> tuple[str, ...]:
     return tuple(item.name for kind in DECLARED for item, _ in flag_fields(kind))
 
 
-def declared_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Decorate `command` with a click option for every declared option."""
-    for option in reversed([option for kind in DECLARED for option in options_of(kind)]):
-        command = option(command)
-    return command
+def with_options(*kinds: type) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A decorator that gives a click command the options declared on the fields of `kinds`, in order."""
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        for option in reversed([option for kind in kinds for option in options_of(kind)]):
+            command = option(command)
+        return command
+
+    return decorate
 
 
 def options_of(kind: type) -> list[Callable[..., Any]]:
@@ -46,14 +49,14 @@ def _option(item: Field[Any], spec: FlagSpec) -> Callable[..., Any]:
     if isinstance(default, bool):
         return click.option(*spec.names, item.name, is_flag=True, default=default, help=spec.help)
     return click.option(*spec.names, item.name, type=_click_type(spec), default=default, metavar=spec.metavar,
-                        show_default=spec.show_default, help=spec.help)
+                        multiple=spec.multiple, show_default=spec.show_default, help=spec.help)
 
 
 def _click_type(spec: FlagSpec) -> click.ParamType | None:
     """Integer or Seconds for a number, with its bounds; a Choice of the declared choices; None (click's text)
     otherwise."""
     if spec.choices:
-        return click.Choice(spec.choices)
+        return click.Choice(spec.choices, case_sensitive=not spec.any_case)
     number = spec.number
     if number is None:
         return None

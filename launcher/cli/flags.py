@@ -21,14 +21,12 @@ from launcher.contract.flag_field import from_flags
 from launcher.contract.job_config import DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS, Program, RunSettings
 from launcher.contract.names import DEFAULT_MASTER_PORT
 from launcher.errors import FlagConflictError, RefusedFlagError, UsageError
-from launcher.multinode.head.selection import HostFlags
+from launcher.multinode.head.selection import MPI_RUNNERS, HostFlags
 from launcher.prepare.local_slots import LOCALHOST, LocalSelection
 from launcher.prepare.options import LaunchOptions
 
-__all__ = ["LaunchFlags", "launch_options", "shutdown_window", "MPI_RUNNERS", "SHUTDOWN_TIMEOUT_VAR"]
+__all__ = ["LaunchFlags", "launch_options", "shutdown_window", "SHUTDOWN_TIMEOUT_VAR"]
 
-# DeepSpeed's MPI runners that we do not drive; openmpi and slurm we do.
-MPI_RUNNERS = ("mvapich", "impi", "mpich")
 # torchrun's shutdown window when --shutdown-timeout is not given (torch/distributed/launcher/api.py).
 SHUTDOWN_TIMEOUT_VAR = "TORCH_ELASTIC_SHUTDOWN_TIMEOUT"
 

@@ -60,14 +60,8 @@ class PeerFlags:
     refused: dict[str, object] = field(default_factory=dict)
 
 
-# DeepSpeed's runner flags, which HostFlags (launcher.multinode.head.selection) holds, and the refused flags.
+# The refused flags.
 _OPTIONS = [
-    click.option(*both("launcher-args"), "launcher_args", default="", metavar="ARGS",
-                 help="More arguments for the runner (ssh, pdsh, mpirun, srun), as one quoted string."),
-    click.option("--comment", default="", metavar="TEXT", help="srun's --comment (with --launcher slurm)."),
-    click.option("--account", default="", metavar="NAME", help="srun's --account (with --launcher slurm)."),
-    click.option(*both("venv-script"), "venv_script", metavar="PATH",
-                 help="A script every node sources before its launcher starts (with --hostfile)."),
     click.option(*both("numa-binding"), "numa_binding", hidden=True),
     *(click.option(*both(name.replace("_", "-")), name, hidden=True, is_flag=name == "elastic_training")
       for name in REFUSED if name != "numa_binding"),

@@ -42,6 +42,8 @@ class FlagSpec:
     metavar: str | None = None
     number: Number | None = None
     choices: tuple[str, ...] = ()
+    any_case: bool = False  # a choice in any case (click's case_sensitive=False)
+    multiple: bool = False  # repeatable: the field holds a tuple of the values given
     show_default: bool = False
     parse: Callable[[str], Any] | None = None
     check: Callable[[str, Any], None] | None = None
@@ -53,10 +55,11 @@ class FlagSpec:
 
 
 def flag(*names: str, help: str, default: Any = MISSING, default_factory: Any = MISSING, metavar: str | None = None,
-         number: Number | None = None, choices: tuple[str, ...] = (), show_default: bool = False,
-         parse: Callable[[str], Any] | None = None, check: Callable[[str, Any], None] | None = None) -> Any:
+         number: Number | None = None, choices: tuple[str, ...] = (), any_case: bool = False, multiple: bool = False,
+         show_default: bool = False, parse: Callable[[str], Any] | None = None,
+         check: Callable[[str, Any], None] | None = None) -> Any:
     """A dataclass field that is also the option `names` (a bool default makes it an on/off flag)."""
-    spec = FlagSpec(names, help, metavar, number, choices, show_default, parse, check)
+    spec = FlagSpec(names, help, metavar, number, choices, any_case, multiple, show_default, parse, check)
     return field(default=default, default_factory=default_factory, metadata={_KEY: spec})
 
 
