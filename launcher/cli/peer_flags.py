@@ -60,16 +60,13 @@ class PeerFlags:
     refused: dict[str, object] = field(default_factory=dict)
 
 
-# The refused flags.
-_OPTIONS = [
-    click.option(*both("numa-binding"), "numa_binding", hidden=True),
-    *(click.option(*both(name.replace("_", "-")), name, hidden=True, is_flag=name == "elastic_training")
-      for name in REFUSED if name != "numa_binding"),
-]
+# The refused flags, hidden from the help.
+_REFUSED_OPTIONS = [click.option(*both(name.replace("_", "-")), name, hidden=True, is_flag=name == "elastic_training")
+                    for name in REFUSED]
 
 
 def peer_options(command: Callable) -> Callable:
-    """Decorate `command` with PeerFlags' options and every option above."""
-    for option in reversed([*options_of(PeerFlags), *_OPTIONS]):
+    """Decorate `command` with PeerFlags' options and the refused ones."""
+    for option in reversed([*options_of(PeerFlags), *_REFUSED_OPTIONS]):
         command = option(command)
     return command
