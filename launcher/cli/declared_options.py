@@ -14,7 +14,7 @@ import click
 from launcher.cli.numbers import Integer, Seconds
 from launcher.contract.engine_options import EngineOptions
 from launcher.contract.flag_field import FlagSpec, flag_fields
-from launcher.contract.job_config import RunSettings
+from launcher.contract.run_settings import RunSettings
 from launcher.prepare.options import LaunchOptions
 
 __all__ = ["DECLARED", "with_options", "declared_names", "options_of"]

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 
 from accelerators.registry import nproc_words
 from launcher.contract.flag_field import Number, both, flag
-from launcher.contract.job_config import Program, RunSettings
+from launcher.contract.job_config import Program
+from launcher.contract.run_settings import RunSettings
 from launcher.contract.text import HOST, check_given
 from launcher.errors import UsageError
 from launcher.limits import NODES, PORTS, RANKS_PER_NODE, CountError, whole_number

@@ -16,7 +16,8 @@ from importlib.machinery import PathFinder
 from pathlib import Path
 
 from launcher.contract.flag_field import check_flags
-from launcher.contract.job_config import Program, RunSettings
+from launcher.contract.job_config import Program
+from launcher.contract.run_settings import RunSettings
 from launcher.errors import ScriptNotFoundError, UsageError, WorkingDirectoryError
 from launcher.prepare.executable import program_problem
 from launcher.prepare.options import LaunchOptions
