@@ -16,17 +16,17 @@ from typing import Any, TypeVar
 
 import click
 
+from launcher.cli.declared_options import DECLARED, with_options
 from launcher.cli.error_exit import fail, fail_with
-from launcher.cli.flags import MPI_RUNNERS, LaunchFlags, PeerFlags, launch_options
-from launcher.cli.numbers import Integer, Seconds
-from launcher.cli.peer_flags import REFUSED, both, peer_options
+from launcher.cli.flags import LaunchFlags, launch_options
+from launcher.cli.peer_flags import REFUSED, PeerFlags, peer_options
 from launcher.cli.pid_file import remove_pid_file, save_pid
 from launcher.cli.report import WithReport
+from launcher.contract.flag_field import both
 from launcher.contract.job_config import Program
 from launcher.contract.names import VALIDATION_STATUS
 from launcher.errors import LaunchError
 from launcher.escaped import escaped_lines
-from launcher.limits import NODES, PORTS, RANKS_PER_NODE
 from launcher.multinode.head.selection import HostFlags
 from launcher.prepare.build_job import PreparedJob, check_ports, prepare_job
 from launcher.prepare.plan import format_plan, plan_rows
@@ -44,60 +44,15 @@ _CONTEXT = {"allow_interspersed_args": False, "help_option_names": ["-h", "--hel
 
 
 @click.command(cls=WithReport, context_settings=_CONTEXT)
-@click.option(*both("compile-backend"), "compile_backend", metavar="NAME",
-              help="torch.compile backend for every rank ('accelerator' = its default). Env: ACCEL_COMPILE_BACKEND.")
-@click.option("--accelerator", metavar="NAME", help="Use this accelerator instead of detecting one. Env: ACCEL_ACCELERATOR.")
-@click.option(*both("ds-config"), "ds_config", metavar="PATH", help="DeepSpeed-style JSON whose compile.backend is used.")
-@click.option(*both("nproc-per-node"), "nproc_per_node", default="1", show_default=True,
-              metavar="N|auto|gpu|cpu|xpu", help="Ranks on this node; 'auto' = one per device (else per CPU), "
-              "'gpu'/'xpu' = that device's count, 'cpu' = the CPUs this process may use.")
-@click.option("--nnodes", default="1", show_default=True, metavar="N|MIN:MAX", help="Number of nodes.")
-@click.option(*both("node-rank"), "node_rank", type=Integer(0, NODES, index=True),
-              help="This node's rank (default 0, or what Slurm / OpenMPI / pdsh say).")
-@click.option(*both("master-addr"), "master_addr", default="127.0.0.1", show_default=True,
-              help="Address of the node that hosts the store; a job torchrun runs standalone (one node without "
-              "--master-port or --rdzv-endpoint) gives its ranks this host's name instead, as torchrun does.")
-@click.option(*both("master-port"), "master_port", type=Integer(), help="Port of the store; default: a free port.")
-@click.option(*both("rdzv-backend"), "rdzv_backend", default="c10d", show_default=True, metavar="NAME",
-              help="torch elastic rendezvous backend: c10d, static, or a handler of torch's torchrun.handlers.")
-@click.option(*both("rdzv-endpoint"), "rdzv_endpoint", default="", metavar="HOST:PORT",
-              help="Rendezvous endpoint for multi-node jobs.")
-@click.option(*both("rdzv-id"), "rdzv_id", default="", metavar="ID", help="Job id shared by all nodes.")
-@click.option(*both("rdzv-timeout"), "rdzv_timeout", type=Integer(1), default=900, show_default=True,
-              help="Seconds to wait for the other nodes.")
-@click.option(*both("max-restarts"), "max_restarts", type=Integer(0), default=0, show_default=True,
-              help="Restarts of the worker group after a failure.")
+@with_options(*DECLARED)
 @click.option("-m", "--module", is_flag=True, help="Run SCRIPT as a module, like python -m.")
 @click.option(*both("no-python"), "no_python", is_flag=True, help="Run SCRIPT as a program, not with python.")
-@click.option(*both("env-file"), "env_file", metavar="PATH",
-              help="Variables for the job; the process environment wins. Default: ./.env if present.")
-@click.option(*both("log-dir"), "log_dir", metavar="DIR", help="Keep every rank's stdout and stderr under DIR.")
-@click.option(*both("grace-period"), "grace_period", type=Seconds(min=0), metavar="SECONDS",
-              help="Seconds ranks get after SIGTERM before SIGKILL (torchrun's --shutdown-timeout). "
-                   "Default: TORCH_ELASTIC_SHUTDOWN_TIMEOUT, else 30.")
-@click.option("--timeout", type=Seconds(min=0, min_open=True), metavar="SECONDS",
-              help="Stop the whole job after this many seconds (exit 124).")
 @click.option(*both("dry-run"), "dry_run", is_flag=True, help="Print the resolved plan and start nothing.")
 @click.option("-v", "--verbose", is_flag=True, help="Show the launcher's and torch elastic's logs.")
 @click.option("-q", "--quiet", is_flag=True, help="Only errors: no launch line (DeepSpeed's, as --log_level error).")
 @click.option(*both("log-level"), "log_level", type=click.Choice(LOG_LEVELS), metavar="LEVEL",
               help="DeepSpeed's: debug and info as -v, warning the default, error and critical as -q.")
-@click.option("-H", "--hostfile", metavar="FILE", help="Start the job on the hosts of FILE ('host slots=N' lines).")
-@click.option("-i", "--include", default="", metavar="HOST[:SLOTS]@...",
-              help="Only these hosts/slots of the hostfile; without one, localhost:0,2 picks local devices.")
-@click.option("-e", "--exclude", default="", metavar="HOST[:SLOTS]@...",
-              help="All hosts/slots of the hostfile but these; without one, localhost:1 leaves out a local device.")
-@click.option(*both("num-nodes"), "num_nodes", type=Integer(-1, NODES), default=-1,
-              help="Use the first N hosts of the hostfile.")
-@click.option(*both("num-gpus", "--num-accelerators", "--num_accelerators"), "num_gpus",
-              type=Integer(-1, RANKS_PER_NODE), default=-1,
-              help="Use the first N slots of each host (without a hostfile: N local ranks).")
-@click.option("--launcher", "runner", type=click.Choice(["ssh", "pdsh", "openmpi", "slurm", *MPI_RUNNERS],
-              case_sensitive=False), default="ssh", show_default=True, help="How the hostfile's nodes are reached.")
-@click.option("--export", "exports", multiple=True, metavar="NAME", help="Send this variable to every node (repeatable).")
-@click.option(*both("ssh-port"), "ssh_port", type=Integer(1, PORTS), help="Port of the nodes' sshd.")
-@click.option(*both("ssh-option"), "ssh_options", multiple=True, metavar="KEY=VALUE",
-              help="Extra ssh -o option (repeatable).")
+@with_options(HostFlags)
 @peer_options
 @click.argument("script", metavar="SCRIPT")
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
@@ -121,8 +76,8 @@ def accel_launch(script: str, script_args: tuple[str, ...], module: bool, no_pyt
                                "error/critical) cannot be used together")
     _configure_logging(verbose, quiet)
     hosts = _pack(HostFlags, flags)
-    ours = _pack(LaunchFlags, flags, program=Program(mode, script, tuple(script_args)), verbose=verbose, quiet=quiet)
-    peers = PeerFlags(refused={name: flags.pop(name) for name in REFUSED}, **flags)
+    peers = _pack(PeerFlags, flags, refused={name: flags.pop(name) for name in REFUSED})
+    ours = LaunchFlags(Program(mode, script, tuple(script_args)), flags, verbose, quiet)
     launch(ours, peers, hosts, _given(), dry_run)
 
 

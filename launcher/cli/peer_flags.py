@@ -1,18 +1,20 @@
-"""The click options for torchrun's and DeepSpeed's flags that `cli/command.py` does not declare itself.
-
-Each is either implemented (see `launcher.cli.flags`, which packs their values in `PeerFlags`) or refused in
-one line that says what to use instead; docs/FLAGS.md is the table of all of them.
+"""torchrun's and DeepSpeed's flags that land in no field of the job: those the launch reads
+(`PeerFlags`, each declared on its field as launcher.contract.flag_field says) and those refused in one line
+that says what to use instead (`REFUSED`). torchrun's flags that reach the engine are declared on
+EngineOptions' fields (launcher.contract.engine_options); docs/FLAGS.md is the table of all of them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import click
 
-from launcher.cli.numbers import Integer, Seconds
+from launcher.cli.declared_options import options_of
+from launcher.contract.flag_field import Number, both, flag
 
-__all__ = ["both", "peer_options", "REFUSED"]
+__all__ = ["PeerFlags", "peer_options", "REFUSED"]
 
 # Flags refused outright: parameter name -> (flag as typed, why, and what to use instead).
 REFUSED: dict[str, tuple[str, str]] = {
@@ -27,77 +29,44 @@ REFUSED: dict[str, tuple[str, str]] = {
 }
 
 
-def both(name: str, *extra: str) -> tuple[str, ...]:
-    """A flag in both spellings, `--nproc-per-node` and `--nproc_per_node`, plus any extra names."""
-    underscored = name.replace("-", "_")
-    return (f"--{name}", *((f"--{underscored}",) if underscored != name else ()), *extra)
+@dataclass(frozen=True)
+class PeerFlags:
+    """torchrun's and DeepSpeed's flags that land in no field of the job, each declared on its field (read by
+    `launch_options`, launcher.cli.flags); the refused ones by parameter name in `refused`."""
 
-
-_OPTIONS = [
     # torchrun
-    click.option("--standalone", is_flag=True, help="One node: rendezvous on a free port with a fresh run id."),
-    click.option(*both("rdzv-conf"), "rdzv_conf", default="", metavar="K=V,...",
-                 help="Extra rendezvous settings, e.g. join_timeout=600."),
-    click.option(*both("monitor-interval"), "monitor_interval", type=Seconds(), default=0.1, show_default=True,
-                 help="Seconds between the engine's checks of the ranks."),
-    click.option(*both("start-method"), "start_method", type=click.Choice(["spawn", "fork", "forkserver"]),
-                 default="spawn", show_default=True, help="Only spawn: every rank is a fresh interpreter."),
-    click.option(*both("event-log-handler"), "event_log_handler", default="null", show_default=True,
-                 help="torch elastic event handler (null, console, ...)."),
-    click.option("--role", default="default", show_default=True, help="The workers' role (ROLE_NAME)."),
-    click.option(*both("run-path"), "run_path", is_flag=True, help="Run SCRIPT by path (runpy.run_path), "
-                 "as every script runs."),
-    click.option("-r", "--redirects", default="0", show_default=True, metavar="0-3|RANK:0-3,...",
-                 help="Streams of ranks that go to log files only (1 out, 2 err, 3 both)."),
-    click.option("-t", "--tee", default="0", show_default=True, metavar="0-3|RANK:0-3,...",
-                 help="Streams of ranks that go to log files and the terminal."),
-    click.option(*both("local-ranks-filter"), "local_ranks_filter", default="", metavar="R,R",
-                 help="Only these local ranks' teed output on the terminal."),
-    click.option(*both("duplicate-stdout-filters"), "duplicate_stdout_filters", default="", metavar="S,S",
-                 help="Copy stdout lines containing any of these to a file."),
-    click.option(*both("duplicate-stderr-filters"), "duplicate_stderr_filters", default="", metavar="S,S",
-                 help="Copy stderr lines containing any of these to a file."),
-    click.option(*both("local-addr"), "local_addr", metavar="ADDR", help="This node's address for the rendezvous."),
-    click.option(*both("signals-to-handle"), "signals_to_handle", default="SIGTERM,SIGINT,SIGHUP,SIGQUIT",
-                 show_default=True, help="Stop signals that reach the ranks as they are (others as SIGTERM)."),
-    click.option(*both("shutdown-timeout"), "shutdown_timeout", type=Integer(0), metavar="SECONDS",
-                 help="torchrun's name for --grace-period."),
-    click.option(*both("virtual-local-rank"), "virtual_local_rank", is_flag=True,
-                 help="Every rank sees LOCAL_RANK=0 and one device."),
-    click.option(*both("logs-specs"), "logs_specs", default="default", show_default=True, metavar="NAME",
-                 help="A log layout of torch's torchrun.logs_specs entry points; other than default, the launch "
-                 "runs on torch elastic's agent."),
-    click.option(*both("numa-binding"), "numa_binding", hidden=True),
+    start_method: str = flag(*both("start-method"), default="spawn", choices=("spawn", "fork", "forkserver"),
+                             show_default=True, help="Only spawn: every rank is a fresh interpreter.")
+    run_path: bool = flag(*both("run-path"), default=False,
+                          help="Run SCRIPT by path (runpy.run_path), as every script runs.")
+    shutdown_timeout: int | None = flag(*both("shutdown-timeout"), default=None, number=Number(minimum=0),
+                                        metavar="SECONDS", help="torchrun's name for --grace-period.")
     # DeepSpeed
-    click.option(*both("no-local-rank"), "no_local_rank", is_flag=True,
-                 help="Accepted: the script never gets --local_rank (LOCAL_RANK is in its environment)."),
-    click.option(*both("no-ssh-check"), "no_ssh_check", is_flag=True, help="Accepted: no ssh check is made."),
-    click.option(*both("no-ssh"), "no_ssh", is_flag=True,
-                 help="With --hostfile and --node-rank: start only this node's ranks, without ssh."),
-    click.option(*both("force-multi"), "force_multi", is_flag=True,
-                 help="Accepted with --hostfile: every hostfile launch goes through the runner."),
-    click.option(*both("enable-each-rank-log"), "each_rank_log", metavar="DIR",
-                 help="Each rank's stdout and stderr in files under DIR (as --log-dir)."),
-    click.option(*both("bind-cores-to-rank"), "bind_cores_to_rank", is_flag=True,
-                 help="Pin each local rank to its own share of the cores."),
-    click.option(*both("bind-core-list"), "bind_core_list", metavar="LIST",
-                 help="The cores to share out, e.g. 0-3,8 (implies --bind_cores_to_rank)."),
-    click.option(*both("launcher-args"), "launcher_args", default="", metavar="ARGS",
-                 help="More arguments for the runner (ssh, pdsh, mpirun, srun), as one quoted string."),
-    click.option("--comment", default="", metavar="TEXT", help="srun's --comment (with --launcher slurm)."),
-    click.option("--account", default="", metavar="NAME", help="srun's --account (with --launcher slurm)."),
-    click.option(*both("venv-script"), "venv_script", metavar="PATH",
-                 help="A script every node sources before its launcher starts (with --hostfile)."),
-    click.option(*both("save-pid"), "save_pid", is_flag=True,
-                 help="Write this launcher's pid to /tmp/<pid>.deepspeed while the job runs."),
-    *(click.option(*both(name.replace("_", "-")), name, hidden=True, is_flag=name == "elastic_training")
-      for name in REFUSED if name != "numa_binding"),
-]
+    no_local_rank: bool = flag(*both("no-local-rank"), default=False,
+                               help="Accepted: the script never gets --local_rank (LOCAL_RANK is in its environment).")
+    no_ssh_check: bool = flag(*both("no-ssh-check"), default=False, help="Accepted: no ssh check is made.")
+    no_ssh: bool = flag(*both("no-ssh"), default=False,
+                        help="With --hostfile and --node-rank: start only this node's ranks, without ssh.")
+    force_multi: bool = flag(*both("force-multi"), default=False,
+                             help="Accepted with --hostfile: every hostfile launch goes through the runner.")
+    each_rank_log: str | None = flag(*both("enable-each-rank-log"), default=None, metavar="DIR",
+                                     help="Each rank's stdout and stderr in files under DIR (as --log-dir).")
+    bind_cores_to_rank: bool = flag(*both("bind-cores-to-rank"), default=False,
+                                    help="Pin each local rank to its own share of the cores.")
+    bind_core_list: str | None = flag(*both("bind-core-list"), default=None, metavar="LIST",
+                                      help="The cores to share out, e.g. 0-3,8 (implies --bind_cores_to_rank).")
+    save_pid: bool = flag(*both("save-pid"), default=False,
+                          help="Write this launcher's pid to /tmp/<pid>.deepspeed while the job runs.")
+    refused: dict[str, object] = field(default_factory=dict)
+
+
+# The refused flags, hidden from the help.
+_REFUSED_OPTIONS = [click.option(*both(name.replace("_", "-")), name, hidden=True, is_flag=name == "elastic_training")
+                    for name in REFUSED]
 
 
 def peer_options(command: Callable) -> Callable:
-    """Decorate `command` with every option above."""
-    for option in reversed(_OPTIONS):
+    """Decorate `command` with PeerFlags' options and the refused ones."""
+    for option in reversed([*options_of(PeerFlags), *_REFUSED_OPTIONS]):
         command = option(command)
     return command
-

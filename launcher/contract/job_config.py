@@ -1,8 +1,9 @@
 """The job a launch resolves to (`JobConfig`): built once by `launcher.prepare`, used by the plan, the report
 and the run and, as data (JSON), by every node of a hostfile launch.
 
-`RunSettings` is the part that passes from the command line to the engine unchanged: it is carried whole,
-never copied field by field, so a new setting reaches every node without being remembered anywhere.
+`RunSettings` (launcher.contract.run_settings) is the part that passes from the command line to the engine
+unchanged: it is carried whole, never copied field by field, so a new setting reaches every node without being
+remembered anywhere.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 
 from launcher.contract.resolved_backend import ResolvedBackend
-from launcher.contract.engine_options import EngineOptions
+from launcher.contract.run_settings import RunSettings
 from launcher.errors import UsageError
 from launcher.limits import NODES, TOTAL_RANKS, check_count, whole_number
 
@@ -54,34 +55,6 @@ class Program:
     def describe(self) -> str:
         """The program as a user would type it after the launcher's options."""
         return shlex.join([*PROGRAM_PREFIX[self.mode], self.target, *self.args])
-
-
-@dataclass(frozen=True)
-class RunSettings:
-    """The options every node's engine uses as given."""
-
-    master_addr: str = "127.0.0.1"
-    master_port: int | None = None
-    rdzv_backend: str = "c10d"
-    rdzv_timeout: int = 900
-    max_restarts: int = 0
-    grace_period: float = 30.0  # torchrun's --shutdown-timeout default
-    timeout: float | None = None
-    log_dir: str | None = None
-    bind_cores: str | None = None  # --bind_core_list / --bind_cores_to_rank ("": all cores); each node splits its own
-    verbose: bool = False
-    quiet: bool = False  # DeepSpeed's -q / --log_level error: no launch line, only errors
-    engine: EngineOptions = field(default_factory=EngineOptions)
-
-    def __post_init__(self) -> None:
-        if self.master_port is not None and not 0 < self.master_port < 65536:
-            raise UsageError("--master-port", self.master_port, "must be between 1 and 65535")
-        if self.grace_period < 0:
-            raise UsageError("--grace-period", self.grace_period, "must be 0 or more seconds")
-        if self.timeout is not None and self.timeout <= 0:
-            raise UsageError("--timeout", self.timeout, "must be more than 0 seconds")
-        if self.max_restarts < 0:
-            raise UsageError("--max-restarts", self.max_restarts, "must be 0 or more")
 
 
 @dataclass(frozen=True)

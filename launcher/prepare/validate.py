@@ -15,45 +15,31 @@ import sys
 from importlib.machinery import PathFinder
 from pathlib import Path
 
-from accelerators.accelerator import nproc_words
-from launcher.contract.job_config import Program, RunSettings
-from launcher.contract.seconds import check_seconds
-from launcher.contract.text import HOST, check_host
+from launcher.contract.flag_field import check_flags
+from launcher.contract.job_config import Program
+from launcher.contract.run_settings import RunSettings
 from launcher.errors import ScriptNotFoundError, UsageError, WorkingDirectoryError
-from launcher.limits import PORTS, RANKS_PER_NODE, CountError, whole_number
 from launcher.prepare.executable import program_problem
 from launcher.prepare.options import LaunchOptions
 from launcher.safe_read import UnsafeFileError, read_user_bytes
 
-__all__ = ["check_options", "check_settings", "check_program", "working_directory", "MAX_GRACE_SECONDS",
-           "MAX_SCRIPT_BYTES"]
+__all__ = ["check_options", "check_settings", "check_program", "working_directory", "MAX_SCRIPT_BYTES"]
 
-MAX_GRACE_SECONDS = 3600
 MAX_SCRIPT_BYTES = 64 << 20
 _NOT_SOURCE = {".pyc", ".pyz", ".zip"}
 _ZIP_MAGIC = b"PK\x03\x04"
 _MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
-_RDZV_ID = re.compile(r"[A-Za-z0-9_.:@+-]{1,128}")
 
 
 def check_options(options: LaunchOptions, cwd: Path, head: bool = False) -> None:
-    """Raise LaunchError (UsageError, ScriptNotFoundError) for the first option that cannot work.
+    """Raise LaunchError (UsageError, ScriptNotFoundError) for the first option that cannot work: each option's
+    own check (declared on its field), then those of several options together.
 
     `head`: this launcher starts node launchers from a hostfile (they get an endpoint, so c10d).
     """
     settings = options.settings
-    for option, value in (("--accelerator", options.accelerator), ("--ds-config", options.ds_config),
-                          ("--env-file", options.env_file)):
-        if value is not None and not value.strip():
-            raise UsageError(option, value, "give a value, or leave the flag out")
+    check_flags(options)
     check_settings(settings)
-    _nproc_per_node(options.nproc_per_node)
-    if settings.max_restarts > 1000:
-        raise UsageError("--max-restarts", settings.max_restarts, "at most 1000")
-    if options.rdzv_endpoint:
-        _endpoint(options.rdzv_endpoint)
-    if options.rdzv_id and not _RDZV_ID.fullmatch(options.rdzv_id):
-        raise UsageError("--rdzv-id", options.rdzv_id, "expected 1 to 128 letters, digits or ._:@+-")
     if settings.rdzv_backend == "static" and ":" in options.nnodes:
         raise UsageError("--nnodes", options.nnodes, "--rdzv-backend static needs a fixed node count")
     by_port = settings.master_port is not None and not options.rdzv_endpoint and not head
@@ -64,26 +50,9 @@ def check_options(options: LaunchOptions, cwd: Path, head: bool = False) -> None
     check_program(options.program, cwd)
 
 
-def _nproc_per_node(value: str) -> None:
-    """A whole number of ranks within the bound, auto, or a device's torchrun word (resolved on the node)."""
-    words = ("auto", *nproc_words())
-    if value in words:
-        return
-    if value.lstrip("-").isascii() and value.lstrip("-").isdigit():
-        whole_number(value, "--nproc-per-node", RANKS_PER_NODE, minimum=1)
-    else:
-        raise UsageError("--nproc-per-node", value, f"expected a whole number (digits 0-9) or {', '.join(words)}")
-
-
 def check_settings(settings: RunSettings) -> None:
-    """The settings every node's engine uses (checked by the head, and again by each node on the job it got)."""
-    if settings.log_dir is not None and not settings.log_dir.strip():
-        raise UsageError("--log-dir", settings.log_dir, "give a value, or leave the flag out")
-    check_seconds("--grace-period", settings.grace_period, MAX_GRACE_SECONDS)
-    if settings.timeout is not None:
-        check_seconds("--timeout", settings.timeout, above_zero=True)
-    check_seconds("--rdzv-timeout", settings.rdzv_timeout, above_zero=True)
-    check_host("--master-addr", settings.master_addr)
+    """What the settings need of this machine (each value's own check runs as RunSettings is made): checked by
+    the head, and again by each node on the job it got."""
     if settings.log_dir is not None:
         _log_dir(settings.log_dir)
 
@@ -94,22 +63,6 @@ def working_directory() -> Path:
         return Path.cwd()
     except OSError as exc:
         raise WorkingDirectoryError(exc.strerror or str(exc)) from None
-
-
-def _endpoint(value: str) -> None:
-    host, sep, port = value.rpartition(":")
-    if not sep:
-        host, port = value, ""
-    if not HOST.fullmatch(host) or (port and not _is_port(port)):
-        raise UsageError("--rdzv-endpoint", value, "expected HOST or HOST:PORT with a port from 1 to 65535")
-
-
-def _is_port(text: str) -> bool:
-    try:
-        whole_number(text, "port", PORTS, minimum=1)
-    except CountError:
-        return False
-    return True
 
 
 def _log_dir(value: str) -> None:

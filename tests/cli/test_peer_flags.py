@@ -14,8 +14,9 @@ from click.testing import CliRunner, Result
 
 from accelerators.cuda import CUDAAccelerator
 from launcher.cli.command import accel_launch
-from launcher.cli.flags import LaunchFlags, PeerFlags
+from launcher.cli.declared_options import declared_names
 from launcher.cli.peer_flags import REFUSED as REFUSED_FLAGS
+from launcher.cli.peer_flags import PeerFlags
 from launcher.multinode.head.selection import HostFlags
 from launcher.contract.engine_options import EngineOptions
 from launcher.contract.job_config import JobConfig, RunSettings
@@ -277,8 +278,9 @@ def test_every_flag_of_torchruns_and_deepspeeds_parsers_is_known_here(monkeypatc
 
 
 def test_every_flag_lands_in_exactly_one_typed_field() -> None:
-    # The click layer packs its values into LaunchFlags, PeerFlags and HostFlags by field name.
+    # The click layer packs its values into PeerFlags and HostFlags by field name; the options declared on
+    # the fields of LaunchOptions, RunSettings and EngineOptions are built into them by name.
     own = {"script", "script_args", "module", "no_python", "dry_run", "verbose", "quiet", "log_level"}
-    packed = [*own, *(item.name for kind in (LaunchFlags, PeerFlags, HostFlags) for item in fields(kind)
-                      if item.name not in ("program", "verbose", "quiet", "refused")), *REFUSED_FLAGS]
+    packed = [*own, *(item.name for kind in (PeerFlags, HostFlags) for item in fields(kind) if item.name != "refused"),
+              *declared_names(), *REFUSED_FLAGS]
     assert sorted(packed) == sorted(param.name for param in accel_launch.params)

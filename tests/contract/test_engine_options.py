@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from launcher.cli.flags import LaunchFlags, PeerFlags, launch_options
-from launcher.cli.peer_flags import REFUSED
+from launcher.cli.declared_options import declared_names
+from launcher.cli.flags import LaunchFlags, launch_options
+from launcher.cli.peer_flags import REFUSED, PeerFlags
 from launcher.contract.resolved_backend import ResolvedBackend
 from launcher.contract.engine_options import EVENT_LOG_HANDLERS, EngineOptions, parse_std
 from launcher.contract.job_config import JobConfig, Program, RunSettings
@@ -83,16 +84,11 @@ def test_std_values_read_as_torchs_std_from_str() -> None:
 def test_shutdown_timeout_is_torchruns_name_for_the_grace_period() -> None:
     refused = {name: None for name in REFUSED}
     refused.update(elastic_training=False)
-    peers = PeerFlags(local_addr=None, each_rank_log=None, bind_core_list=None, start_method="spawn", run_path=False,
-                      standalone=False, bind_cores_to_rank=False, no_ssh=False, no_ssh_check=False, no_local_rank=False,
-                      force_multi=False, shutdown_timeout=9, rdzv_conf="", role="default", monitor_interval=0.1,
-                      redirects="0", tee="0", local_ranks_filter="", event_log_handler="null",
-                      signals_to_handle="SIGTERM", duplicate_stdout_filters="", duplicate_stderr_filters="",
-                      virtual_local_rank=False, logs_specs="default", save_pid=False, refused=refused)
-    ours = LaunchFlags(program=Program("script", "train.py"), compile_backend=None, accelerator=None, ds_config=None,
-                       nproc_per_node="1", nnodes="1", node_rank=None, master_addr="127.0.0.1", master_port=None,
-                       rdzv_backend="c10d", rdzv_endpoint="", rdzv_id="", rdzv_timeout=900, max_restarts=0,
-                       env_file=None, log_dir=None, grace_period=5.0, timeout=None, verbose=False, quiet=False)
+    peers = PeerFlags(each_rank_log=None, bind_core_list=None, start_method="spawn", run_path=False,
+                      bind_cores_to_rank=False, no_ssh=False, no_ssh_check=False, no_local_rank=False,
+                      force_multi=False, shutdown_timeout=9, save_pid=False, refused=refused)
+    declared = {name: None for name in declared_names()}
+    ours = LaunchFlags(program=Program("script", "train.py"), declared={**declared, "grace_period": 5.0})
     options, through_runner = launch_options(ours, peers, HostFlags(), {"shutdown_timeout"})
     assert options.settings.grace_period == 9.0 and not through_runner
 

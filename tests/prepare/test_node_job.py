@@ -119,6 +119,10 @@ def test_a_node_launcher_without_a_job_from_its_head_says_so_in_one_line(value: 
     (("rank_counts",), [[2, 0]], "rank_counts [[2, 0]] must be runs"),
     (("rendezvous",), {"backend": "x", "endpoint": "h:1", "options": {}, "surprise": 1},
      "the job.rendezvous has no field 'surprise'"),
+    (("settings", "timeout"), -1.0, "--timeout: -1.0 (must be more than 0 seconds)"),
+    (("settings", "master_addr"), "a b", "--master-addr: 'a b' (expected a host name or an IP address)"),
+    (("settings", "rdzv_backend"), "c10", "--rdzv-backend: 'c10' (expected one of torch's rendezvous handlers"),
+    (("settings", "max_restarts"), 1001, "--max-restarts: 1001 (at most 1000)"),
 ])
 def test_a_node_refuses_a_job_whose_field_has_the_wrong_type_or_value_naming_the_field(
     head_job: JobConfig, path: tuple[str, ...], value: object, fragment: str

@@ -11,13 +11,17 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from launcher.contract.flag_field import Number, both, flag
 from launcher.contract.hosts import HostSlots, NodeSpec
-from launcher.limits import TOTAL_RANKS
+from launcher.limits import NODES, PORTS, RANKS_PER_NODE, TOTAL_RANKS
 from launcher.errors import SelectionError
 from launcher.multinode.head.hostfile import parse_hostfile
 from launcher.multinode.head.runner_options import RunnerOptions
 
-__all__ = ["HostFlags", "select_nodes"]
+__all__ = ["HostFlags", "select_nodes", "MPI_RUNNERS"]
+
+# DeepSpeed's MPI runners that we do not drive; openmpi and slurm we do.
+MPI_RUNNERS = ("mvapich", "impi", "mpich")
 
 _INDEX = re.compile(r"[0-9]{1,18}")
 _HOSTS_SHOWN = 5
@@ -25,21 +29,34 @@ _HOSTS_SHOWN = 5
 
 @dataclass(frozen=True)
 class HostFlags:
-    """DeepSpeed's resource and runner flags as given (-1, "" or None: not given)."""
+    """DeepSpeed's resource and runner flags as given (-1, "" or None: not given), each declared on its field
+    (launcher.contract.flag_field)."""
 
-    hostfile: str | None = None
-    include: str = ""
-    exclude: str = ""
-    num_nodes: int = -1
-    num_gpus: int = -1
-    runner: str = "ssh"
-    exports: tuple[str, ...] = ()
-    ssh_port: int | None = None
-    ssh_options: tuple[str, ...] = ()
-    launcher_args: str = ""
-    comment: str = ""
-    account: str = ""
-    venv_script: str | None = None
+    hostfile: str | None = flag("-H", "--hostfile", default=None, metavar="FILE",
+                                help="Start the job on the hosts of FILE ('host slots=N' lines).")
+    include: str = flag("-i", "--include", default="", metavar="HOST[:SLOTS]@...",
+                        help="Only these hosts/slots of the hostfile; without one, localhost:0,2 picks local devices.")
+    exclude: str = flag("-e", "--exclude", default="", metavar="HOST[:SLOTS]@...", help="All hosts/slots of the "
+                        "hostfile but these; without one, localhost:1 leaves out a local device.")
+    num_nodes: int = flag(*both("num-nodes"), default=-1, number=Number(minimum=-1, limit=NODES),
+                          help="Use the first N hosts of the hostfile.")
+    num_gpus: int = flag(*both("num-gpus", "--num-accelerators", "--num_accelerators"), default=-1,
+                         number=Number(minimum=-1, limit=RANKS_PER_NODE),
+                         help="Use the first N slots of each host (without a hostfile: N local ranks).")
+    runner: str = flag("--launcher", default="ssh", choices=("ssh", "pdsh", "openmpi", "slurm", *MPI_RUNNERS),
+                       any_case=True, show_default=True, help="How the hostfile's nodes are reached.")
+    exports: tuple[str, ...] = flag("--export", default=(), multiple=True, metavar="NAME",
+                                    help="Send this variable to every node (repeatable).")
+    ssh_port: int | None = flag(*both("ssh-port"), default=None, number=Number(minimum=1, limit=PORTS),
+                                help="Port of the nodes' sshd.")
+    ssh_options: tuple[str, ...] = flag(*both("ssh-option"), default=(), multiple=True, metavar="KEY=VALUE",
+                                        help="Extra ssh -o option (repeatable).")
+    launcher_args: str = flag(*both("launcher-args"), default="", metavar="ARGS", help="More arguments for the "
+                              "runner (ssh, pdsh, mpirun, srun), as one quoted string.")
+    comment: str = flag("--comment", default="", metavar="TEXT", help="srun's --comment (with --launcher slurm).")
+    account: str = flag("--account", default="", metavar="NAME", help="srun's --account (with --launcher slurm).")
+    venv_script: str | None = flag(*both("venv-script"), default=None, metavar="PATH",
+                                   help="A script every node sources before its launcher starts (with --hostfile).")
 
     def runner_options(self) -> RunnerOptions:
         """DeepSpeed's pass-through flags for the runner (launcher.multinode.head.runner_options)."""
