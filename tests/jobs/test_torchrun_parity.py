@@ -19,6 +19,7 @@ import pytest
 
 from launcher.run.rank_process import omp_threads
 from tests.launches import SCRIPTS, CliRunnerFn, clean_environ
+from tests.shared_results import computed_once, shared_folder
 
 # Every test here runs on both launch paths (tests/conftest.py, `launch_path`).
 pytestmark = pytest.mark.usefixtures("launch_path")
@@ -49,28 +50,23 @@ Ranks = dict[int, dict[str, str]]
 Contract = Callable[[Path, list[str]], tuple[Ranks, Ranks, set[str]]]
 
 
-@pytest.fixture(scope="module")
-def torchrun_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, ...], tuple[Ranks, set[str]]]:
-    """torchrun's runs of this module's worker, by flags: torchrun has no launch path, so the tests of both paths
-    compare with one run."""
-    return {}
-
-
 @pytest.fixture
-def contract(torchrun_runs: dict[tuple[str, ...], tuple[Ranks, set[str]]],
-             tmp_path_factory: pytest.TempPathFactory) -> Contract:
-    """Run `flags` under torchrun (once per flags) and under accel-launch: (theirs, ours, the variables torchrun
-    added to its parent's environment)."""
+def contract(tmp_path_factory: pytest.TempPathFactory) -> Contract:
+    """Run `flags` under torchrun (once in the session for both paths and both workers: tests/shared_results.py)
+    and under accel-launch: (theirs, ours, the variables torchrun added to its parent's environment)."""
+    shared = shared_folder(tmp_path_factory)
 
     def run(tmp_path: Path, flags: list[str]) -> tuple[Ranks, Ranks, set[str]]:
-        if tuple(flags) not in torchrun_runs:
+        def torchrun() -> list[object]:
             folder = tmp_path_factory.mktemp("torchrun")
             theirs = _run([str(TORCHRUN), *flags], "torchrun", folder)
             parent = clean_environ({"RECORD_DIR": str(folder)})
             added = {name for name, value in theirs[0].items() if parent.get(name) != value} - {"_", "PWD", "OLDPWD"}
-            torchrun_runs[tuple(flags)] = theirs, added
-        theirs, added = torchrun_runs[tuple(flags)]
-        return theirs, _run([sys.executable, "-m", "launcher", *flags], "ours", tmp_path), added
+            return [sorted(theirs.items()), sorted(added)]
+
+        theirs, added = computed_once(shared, ["torchrun", *flags], torchrun)
+        ours = _run([sys.executable, "-m", "launcher", *flags], "ours", tmp_path)
+        return {rank: env for rank, env in theirs}, ours, set(added)
 
     return run
 
