@@ -47,7 +47,9 @@ def private_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Non
 def launch_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Run the test once on each launch path (docs/ARCHITECTURE.md, "Two paths"): as the launcher chooses (the
     direct path for one node without restarts), and with ACCEL_LAUNCH_PATH=engine (torch elastic's agent).
-    A test module asks for it with `pytestmark = pytest.mark.usefixtures("launch_path")`."""
+    A test module asks for it with `pytestmark = pytest.mark.usefixtures("launch_path")`; a test that ends before
+    any path is chosen (a refusal, a dry run) or that only one path can run takes that one path alone:
+    `@pytest.mark.parametrize("launch_path", ["direct"], indirect=True)`."""
     if request.param == "engine":
         monkeypatch.setitem(launches.LAUNCH_PATH, "ACCEL_LAUNCH_PATH", "engine")
     return request.param
