@@ -1,7 +1,7 @@
 """Session-wide: every launch the tests make keeps its backend cache in a temp dir, not in ~/.cache; the
 `launch` fixture that runs the real `accel-launch` in a subprocess for any test folder; and the slow lane:
 every test in a folder where the real process is the point is marked `slow` (`pytest -m "not slow"` leaves
-them out); a slow test elsewhere carries `@pytest.mark.slow` itself."""
+them out); a slow test elsewhere carries `@pytest.mark.slow` itself. Slow tests run first."""
 
 from __future__ import annotations
 
@@ -21,12 +21,14 @@ SLOW_FOLDERS = ("faults", "jobs", "deepspeed", "multinode/hosts", "multinode/eng
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark every test under one of SLOW_FOLDERS `slow`."""
+    """Mark every test under one of SLOW_FOLDERS `slow`, and run the slow tests first: the many short in-process
+    tests then fill the last minutes of `-n 2`, where a long launch would leave one worker idle waiting for it."""
     tests_root = Path(__file__).parent
     slow_roots = [tests_root / folder for folder in SLOW_FOLDERS]
     for item in items:
         if any(root in item.path.parents for root in slow_roots):
             item.add_marker(pytest.mark.slow)
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: the order within each kept
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -45,7 +47,9 @@ def private_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Non
 def launch_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Run the test once on each launch path (docs/ARCHITECTURE.md, "Two paths"): as the launcher chooses (the
     direct path for one node without restarts), and with ACCEL_LAUNCH_PATH=engine (torch elastic's agent).
-    A test module asks for it with `pytestmark = pytest.mark.usefixtures("launch_path")`."""
+    A test module asks for it with `pytestmark = pytest.mark.usefixtures("launch_path")`; a test that ends before
+    any path is chosen (a refusal, a dry run) or that only one path can run takes that one path alone:
+    `@pytest.mark.parametrize("launch_path", ["direct"], indirect=True)`."""
     if request.param == "engine":
         monkeypatch.setitem(launches.LAUNCH_PATH, "ACCEL_LAUNCH_PATH", "engine")
     return request.param

@@ -11,7 +11,7 @@ import pytest
 
 from tests.launches import SCRIPTS, Launcher, clean_environ
 
-# Every test here runs on both launch paths (tests/conftest.py, `launch_path`).
+# Every test here runs on both launch paths (tests/conftest.py, `launch_path`) but where said.
 pytestmark = pytest.mark.usefixtures("launch_path")
 
 DS_RANK = SCRIPTS / "ds_rank.py"
@@ -29,17 +29,21 @@ def write_config(folder: Path, compile_section: dict | None) -> Path:
     return path
 
 
+# Where the name came from is resolved before any rank, and a rank's bootstrap is the same on both paths: every
+# level on the direct path, and the two-rank flag level on the engine path too.
+LEVELS = {
+    "flag": ("eager", "aot_eager", "aot_eager", "eager", "--compile-backend"),
+    "env": (None, "eager", "aot_eager", "eager", "ACCEL_COMPILE_BACKEND"),
+    "ds_config": (None, None, "eager", "eager", "ds_config"),
+    "default": (None, None, None, "inductor", "accelerator default"),
+}
+LEVEL_CASES = {**{f"direct-{name}": ("direct", *level) for name, level in LEVELS.items()},
+               "engine-flag": ("engine", *LEVELS["flag"])}
+
+
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize(
-    ("flag", "env", "file_backend", "expected", "source"),
-    [
-        ("eager", "aot_eager", "aot_eager", "eager", "--compile-backend"),
-        (None, "eager", "aot_eager", "eager", "ACCEL_COMPILE_BACKEND"),
-        (None, None, "eager", "eager", "ds_config"),
-        (None, None, None, "inductor", "accelerator default"),
-    ],
-    ids=["flag", "env", "ds_config", "default"],
-)
+@pytest.mark.parametrize(("launch_path", "flag", "env", "file_backend", "expected", "source"),
+                         list(LEVEL_CASES.values()), ids=list(LEVEL_CASES), indirect=["launch_path"])
 def test_engine_compile_hands_torch_compile_the_backend_of_each_level(
     launch: Launcher, tmp_path: Path, flag, env, file_backend, expected: str, source: str
 ) -> None:
@@ -102,6 +106,7 @@ def test_a_refusal_by_deepspeeds_accelerator_is_reported_once_with_exit_2(launch
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.parametrize("launch_path", ["direct"], indirect=True)  # no launch: the rank's bootstrap alone
 def test_plain_deepspeed_refuses_compile_backend_and_a_rank_of_ours_accepts_it(tmp_path: Path) -> None:
     build = "from deepspeed.runtime.config import DeepSpeedConfig\nDeepSpeedConfig({path!r})\nprint('accepted')\n"
     config = write_config(tmp_path, {"backend": "eager", "deepcompile": False})

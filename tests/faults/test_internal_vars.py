@@ -42,6 +42,7 @@ def test_internal_variables_left_in_the_environment_never_reach_a_rank(start_job
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.parametrize("launch_path", ["direct"], indirect=True)  # refused before a launch path is chosen
 def test_an_env_file_that_sets_an_internal_variable_is_refused_in_one_line(run_job, tmp_path):
     temp = tmp_path / "tmp"
     temp.mkdir()

@@ -13,7 +13,8 @@ from launcher.signal_rules import FORWARDED, STOP, signal_name
 
 from .jobs import launcher_leftovers, script, wait_gone
 
-# Every test here runs on both launch paths (tests/conftest.py, `launch_path`).
+# Every test here runs on both launch paths (tests/conftest.py, `launch_path`) but those that end before the
+# launcher chooses one (BEFORE_ANY_PATH, and the signals while click is imported).
 pytestmark = pytest.mark.usefixtures("launch_path")
 
 OK = script("ok.py")
@@ -63,6 +64,13 @@ MOMENTS = {"while-importing": PAUSE_IN_IMPORTS, "before-the-ranks": PAUSE_BEFORE
            "after-the-job": PAUSE_AFTER_THE_JOB}
 SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGALRM, signal.SIGRTMIN + 3,
            signal.SIGUSR1]
+# While click is imported the launcher has not yet chosen a path (nor read ACCEL_LAUNCH_PATH), and a dry run, the
+# report, --help and preparing the job never reach one: those cases run once, on the launcher's own choice.
+BEFORE_ANY_PATH = pytest.mark.parametrize("launch_path", ["direct"], indirect=True)
+SIGNAL_CASES = [*(("direct", "while-importing", sig) for sig in SIGNALS),
+                *((path, "before-the-ranks", sig) for path in ("direct", "engine") for sig in SIGNALS),
+                *((path, "after-the-job", sig) for path in ("direct", "engine")
+                  for sig in (signal.SIGINT, signal.SIGUSR1))]
 
 
 @pytest.mark.timeout(180)
@@ -88,6 +96,7 @@ def test_closed_stdout_and_stderr_keep_the_failed_ranks_status(start_job, figure
 
 
 @pytest.mark.timeout(60)
+@BEFORE_ANY_PATH
 def test_a_dry_run_into_a_broken_pipe_ends_quietly(start_job, figures):
     job = start_job(["--dry-run", OK], command=STDOUT_BROKEN)
     finished = job.finish()
@@ -98,6 +107,7 @@ def test_a_dry_run_into_a_broken_pipe_ends_quietly(start_job, figures):
 
 
 @pytest.mark.timeout(60)
+@BEFORE_ANY_PATH
 @pytest.mark.parametrize(("args", "line"), [
     (["--dry-run", OK], "accel-launch: error: cannot write to stdout: No space left on device"),
     (["report"], "accel-report: error: cannot write to stdout: No space left on device"),
@@ -131,6 +141,7 @@ def test_a_bug_of_ours_is_one_line_asking_for_a_report_and_the_private_folder_is
 
 
 @pytest.mark.timeout(60)
+@BEFORE_ANY_PATH
 def test_a_value_error_of_ours_is_the_internal_error_line_not_a_usage_error(start_job):
     finished = start_job([OK], {}, command=PLANTED_VALUE_ERROR).finish()
 
@@ -140,9 +151,7 @@ def test_a_value_error_of_ours_is_the_internal_error_line_not_a_usage_error(star
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize(("moment", "sig"), [*((moment, sig) for moment in ("while-importing", "before-the-ranks")
-                                              for sig in SIGNALS),
-                                             *(("after-the-job", sig) for sig in (signal.SIGINT, signal.SIGUSR1))],
+@pytest.mark.parametrize(("launch_path", "moment", "sig"), SIGNAL_CASES, indirect=["launch_path"],
                          ids=lambda value: value if isinstance(value, str) else signal_name(value))
 def test_a_signal_before_or_after_the_ranks_has_its_one_outcome_and_leaves_nothing(start_job, figures, tmp_path,
                                                                                   moment, sig):

@@ -11,8 +11,9 @@ from .jobs import script, wait_gone
 
 @pytest.mark.timeout(240)
 def test_a_restart_re_forms_the_gloo_group_and_tells_each_rank_its_attempt(run_job, figures):
-    finished, job = run_job(["--nproc-per-node", "2", "--max-restarts", "1", "--compile-backend", "eager",
-                             script("flaky.py")], {"GLOO": "1", "IGNORE_TERM": "1"})
+    # Rank 0 of attempt 0 ignores SIGTERM: a grace period of 1 s, not torchrun's 30 s, before it is killed.
+    finished, job = run_job(["--nproc-per-node", "2", "--max-restarts", "1", "--grace-period", "1",
+                             "--compile-backend", "eager", script("flaky.py")], {"GLOO": "1", "IGNORE_TERM": "1"})
 
     assert finished.returncode == 0, finished.stderr
     for rank in (0, 1):

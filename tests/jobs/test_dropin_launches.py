@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.launches import SCRIPTS, Launcher, clean_environ
+from tests.shared_results import computed_once, shared_folder
 
 # Every test here runs on both launch paths (tests/conftest.py, `launch_path`).
 pytestmark = pytest.mark.usefixtures("launch_path")
@@ -72,18 +73,24 @@ def test_torch_elastics_watchdog_runs_and_gives_every_rank_its_timer_file(launch
 
 
 @pytest.mark.timeout(180)
-def test_tee_and_local_ranks_filter_show_only_the_chosen_ranks_as_torchrun_shows_them(launch: Launcher,
-                                                                                       tmp_path: Path) -> None:
+def test_tee_and_local_ranks_filter_show_only_the_chosen_ranks_as_torchrun_shows_them(
+        launch: Launcher, tmp_path_factory: pytest.TempPathFactory) -> None:
     flags = ["--nproc-per-node", "2", "--tee", "3", "--local-ranks-filter", "1", DUMP, "--say", "f"]
     result = launch(flags)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == ["[default1]:f out 1"]
     assert "[default1]:f err 1" in result.stderr.splitlines() and "f err 0" not in result.stderr
-    torchrun = subprocess.run([str(TORCHRUN), *flags], env=clean_environ({"RECORD_DIR": str(tmp_path)}),
-                              capture_output=True, text=True, timeout=90, cwd=tmp_path)
-    assert torchrun.returncode == 0, torchrun.stderr
-    assert result.stdout.splitlines() == torchrun.stdout.splitlines()
-    said = [line for line in torchrun.stderr.splitlines() if " err " in line]
+
+    def torchrun() -> list[object]:  # once for both paths and both workers (tests/shared_results.py)
+        folder = tmp_path_factory.mktemp("torchrun")
+        done = subprocess.run([str(TORCHRUN), *flags], env=clean_environ({"RECORD_DIR": str(folder)}),
+                              capture_output=True, text=True, timeout=90, cwd=folder)
+        return [done.returncode, done.stdout, done.stderr]
+
+    status, stdout, stderr = computed_once(shared_folder(tmp_path_factory), ["torchrun", *flags], torchrun)
+    assert status == 0, stderr
+    assert result.stdout.splitlines() == stdout.splitlines()
+    said = [line for line in stderr.splitlines() if " err " in line]
     assert said == [line for line in result.stderr.splitlines() if " err " in line] == ["[default1]:f err 1"]
 
 

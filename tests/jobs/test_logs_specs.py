@@ -96,6 +96,7 @@ def test_another_layout_runs_on_the_engine_path(tmp_path: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.timeout(180)
 @pytest.mark.usefixtures("launch_path")
+@pytest.mark.parametrize("launch_path", ["engine"], indirect=True)  # a layout of its own runs on the engine path
 @pytest.mark.parametrize("fail", [False, True])
 def test_a_plugin_layout_puts_the_logs_where_torchrun_puts_them(launch: Launcher, tmp_path: Path, fail: bool) -> None:
     plugin = _install_plugin(tmp_path / "plugin")

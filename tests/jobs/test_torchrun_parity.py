@@ -11,6 +11,7 @@ import re
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -18,6 +19,7 @@ import pytest
 
 from launcher.run.rank_process import omp_threads
 from tests.launches import SCRIPTS, CliRunnerFn, clean_environ
+from tests.shared_results import computed_once, shared_folder
 
 # Every test here runs on both launch paths (tests/conftest.py, `launch_path`).
 pytestmark = pytest.mark.usefixtures("launch_path")
@@ -44,12 +46,29 @@ def _run(command: list[str], tag: str, record_dir: Path) -> dict[int, dict[str, 
             for path in record_dir.glob(f"{tag}-*.json")}
 
 
-def _contract(tmp_path: Path, flags: list[str]) -> tuple[dict[int, dict[str, str]], dict[int, dict[str, str]], set]:
-    theirs = _run([str(TORCHRUN), *flags], "torchrun", tmp_path)
-    ours = _run([sys.executable, "-m", "launcher", *flags], "ours", tmp_path)
-    parent = clean_environ({"RECORD_DIR": str(tmp_path)})
-    added = {name for name, value in theirs[0].items() if parent.get(name) != value} - {"_", "PWD", "OLDPWD"}
-    return theirs, ours, added
+Ranks = dict[int, dict[str, str]]
+Contract = Callable[[Path, list[str]], tuple[Ranks, Ranks, set[str]]]
+
+
+@pytest.fixture
+def contract(tmp_path_factory: pytest.TempPathFactory) -> Contract:
+    """Run `flags` under torchrun (once in the session for both paths and both workers: tests/shared_results.py)
+    and under accel-launch: (theirs, ours, the variables torchrun added to its parent's environment)."""
+    shared = shared_folder(tmp_path_factory)
+
+    def run(tmp_path: Path, flags: list[str]) -> tuple[Ranks, Ranks, set[str]]:
+        def torchrun() -> list[object]:
+            folder = tmp_path_factory.mktemp("torchrun")
+            theirs = _run([str(TORCHRUN), *flags], "torchrun", folder)
+            parent = clean_environ({"RECORD_DIR": str(folder)})
+            added = {name for name, value in theirs[0].items() if parent.get(name) != value} - {"_", "PWD", "OLDPWD"}
+            return [sorted(theirs.items()), sorted(added)]
+
+        theirs, added = computed_once(shared, ["torchrun", *flags], torchrun)
+        ours = _run([sys.executable, "-m", "launcher", *flags], "ours", tmp_path)
+        return {rank: env for rank, env in theirs}, ours, set(added)
+
+    return run
 
 
 def _assert_same(theirs: dict[str, str], ours: dict[str, str], names: set[str], shaped: set[str]) -> None:
@@ -60,9 +79,9 @@ def _assert_same(theirs: dict[str, str], ours: dict[str, str], names: set[str], 
 
 
 @pytest.mark.timeout(180)
-def test_a_two_rank_job_gets_torchruns_whole_contract_variable_by_variable(tmp_path: Path) -> None:
-    flags = ["--nproc-per-node", "2", "--master-port", str(_free_port())]
-    theirs, ours, added = _contract(tmp_path, flags)
+def test_a_two_rank_job_gets_torchruns_whole_contract_variable_by_variable(tmp_path: Path, contract: Contract) -> None:
+    flags = ["--nproc-per-node", "2", "--master-port", str(_free_port())]  # a port of its own: torchrun runs again
+    theirs, ours, added = contract(tmp_path, flags)
     expected = {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "GROUP_WORLD_SIZE",
                 "ROLE_RANK", "ROLE_NAME", "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_RUN_ID",
                 "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS", "TORCHELASTIC_USE_AGENT_STORE",
@@ -83,11 +102,12 @@ UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("flags", [["--standalone", "--nnodes", "1"], ["--standalone", "--nnodes", "1:2"], []],
                          ids=["standalone", "standalone-node-range", "one-node-default"])
-def test_standalone_gets_torchruns_contract_with_a_fresh_run_id_and_free_port(tmp_path: Path, flags: list[str]) -> None:
+def test_standalone_gets_torchruns_contract_with_a_fresh_run_id_and_free_port(tmp_path: Path, flags: list[str],
+                                                                            contract: Contract) -> None:
     # A one-node launch without an endpoint or port is standalone for torchrun too (localhost:0, a fresh run id).
     # With a node range torch's rendezvous waits its last call for more nodes (30 s by default), both launchers.
     last_call = ["--rdzv-conf", "last_call_timeout=1"] if "1:2" in flags else []
-    theirs, ours, added = _contract(tmp_path, [*flags, "--nproc-per-node", "2", *last_call])
+    theirs, ours, added = contract(tmp_path, [*flags, "--nproc-per-node", "2", *last_call])
     for rank in (0, 1):
         _assert_same(theirs[rank], ours[rank], added, shaped={"MASTER_PORT", "TORCHELASTIC_RUN_ID"})
         assert int(ours[rank]["MASTER_PORT"]) > 0
@@ -97,6 +117,7 @@ def test_standalone_gets_torchruns_contract_with_a_fresh_run_id_and_free_port(tm
     assert ours[0]["WORLD_SIZE"] == "2" and ours[0]["MASTER_ADDR"] == socket.getfqdn()
 
 
+@pytest.mark.parametrize("launch_path", ["direct"], indirect=True)  # in-process: no ACCEL_* setting reaches it
 def test_the_dry_run_shows_the_master_addr_and_role_the_ranks_get(cli: CliRunnerFn) -> None:
     plain = cli(["--dry-run", str(DUMP)])
     alone = cli(["--dry-run", "--standalone", "--role", "trainer", str(DUMP)])

@@ -5,17 +5,18 @@ backend unless told otherwise (dynamo's counters say which compiled)."""
 
 from __future__ import annotations
 
-import functools
 import itertools
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from tests.launches import SCRIPTS, Launch, Launcher, clean_environ
+from tests.shared_results import computed_once, shared_folder
 
 pytestmark = pytest.mark.usefixtures("launch_path")
 
@@ -43,11 +44,24 @@ ENGINE_CASES = [("explicit_inductor.py",), ("inductor_config_first.py",), ("data
 PATH_CASES = [("direct", case) for case in CASES] + [("engine", case) for case in ENGINE_CASES]
 
 
-@functools.cache
-def _python(script: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """`python script.py ARGS`, run once per worker for both paths."""
-    return subprocess.run([sys.executable, str(script), *args], cwd=CORPUS, env=clean_environ(),
-                          capture_output=True, text=True, timeout=240)
+UnderPython = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture
+def under_python(tmp_path_factory: pytest.TempPathFactory) -> UnderPython:
+    """`python script.py ARGS`, run once in the session for both paths and both workers (tests/shared_results.py)."""
+    folder = shared_folder(tmp_path_factory)
+
+    def run(script: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        def plain() -> list[object]:
+            done = subprocess.run([sys.executable, str(script), *args], cwd=CORPUS, env=clean_environ(),
+                                  capture_output=True, text=True, timeout=240)
+            return [done.returncode, done.stdout, done.stderr]
+
+        status, stdout, stderr = computed_once(folder, ["python", str(script), *args], plain)
+        return subprocess.CompletedProcess([str(script), *args], status, stdout, stderr)
+
+    return run
 
 
 def _ours(launch: Launcher, script: Path, *args: str, cwd: Path, backend: str = RESOLVED,
@@ -70,9 +84,10 @@ def _lines(output: str, prefix: str) -> list[str]:
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("launch_path, case", PATH_CASES, indirect=["launch_path"],
                          ids=[f"{path}-{'-'.join(case).replace('.py', '')}" for path, case in PATH_CASES])
-def test_a_real_script_behaves_as_under_python(launch: Launcher, tmp_path: Path, case: tuple[str, ...]) -> None:
+def test_a_real_script_behaves_as_under_python(launch: Launcher, tmp_path: Path, case: tuple[str, ...],
+                                               under_python: UnderPython) -> None:
     script, *args = case
-    expected = _python(CORPUS / script, *args)
+    expected = under_python(CORPUS / script, *args)
     got = _ours(launch, CORPUS / script, *args, cwd=tmp_path)
     assert got.returncode == expected.returncode, got.stderr[-3000:]
     assert _lines(got.stdout, "out:") == _lines(expected.stdout, "out:"), got.stderr[-3000:]
@@ -81,11 +96,11 @@ def test_a_real_script_behaves_as_under_python(launch: Launcher, tmp_path: Path,
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_a_plain_compile_uses_the_resolved_backend_whatever_was_imported_first(launch: Launcher,
-                                                                               tmp_path: Path) -> None:
+def test_a_plain_compile_uses_the_resolved_backend_whatever_was_imported_first(launch: Launcher, tmp_path: Path,
+                                                                               under_python: UnderPython) -> None:
     order = ",".join(reversed(COMPILER_MODULES))
-    under_python = _python(CORPUS / "import_order.py", order)
-    assert _lines(under_python.stdout, "compiled with:") == ["compiled with: inductor"]
+    expected = under_python(CORPUS / "import_order.py", order)
+    assert _lines(expected.stdout, "compiled with:") == ["compiled with: inductor"]
     got = _ours(launch, CORPUS / "import_order.py", order, cwd=tmp_path)
     assert got.returncode == 0, got.stderr[-3000:]
     assert _lines(got.stdout, "compiled with:") == [f"compiled with: {RESOLVED}"]
@@ -132,9 +147,10 @@ def test_an_import_path_backend_beside_the_script_is_found_as_the_script_finds_i
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_a_failing_script_s_traceback_starts_at_its_own_first_frame(launch: Launcher, tmp_path: Path) -> None:
+def test_a_failing_script_s_traceback_starts_at_its_own_first_frame(launch: Launcher, tmp_path: Path,
+                                                                    under_python: UnderPython) -> None:
     got = _ours(launch, CORPUS / "traceback_user.py", cwd=tmp_path)
-    expected = _python(CORPUS / "traceback_user.py")
+    expected = under_python(CORPUS / "traceback_user.py")
     assert got.returncode != 0 and expected.returncode == 1
     frames = [line.strip() for line in _lines(got.stderr, "  File ")]
     assert frames == [line.strip() for line in expected.stderr.splitlines() if line.startswith("  File ")]
