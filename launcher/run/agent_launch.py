@@ -19,21 +19,19 @@ from launcher.contract.names import SUCCESS_STATUS
 from launcher.run.job_outcome import JobOutcome
 from launcher.run.job_signals import RanksStopped, ranks_running
 from launcher.run.rank_agent import RankGroupAgent
+from launcher.run.worker_env import SIGNALS_VAR
 
 __all__ = ["run_agent"]
-
-# torch's launch_agent puts this in its own environment, so every rank inherits it.
-_SIGNALS_VAR = "TORCHELASTIC_SIGNALS_TO_HANDLE"
 
 
 def run_agent(elastic: LaunchConfig, argv: list[str], config: JobConfig) -> JobOutcome:
     """Run the node's ranks under torch elastic's agent to the end: success, or the first failure's account.
-    A stop signal raises RanksStopped, --timeout JobTimeout (launcher/run/rank_agent.py), once the ranks are
+    A stop signal raises RanksStopped, --timeout JobTimeout (launcher/run/job_outcome.py), once the ranks are
     stopped."""
     params = RendezvousParameters(backend=elastic.rdzv_backend, endpoint=elastic.rdzv_endpoint, run_id=elastic.run_id,
                                   min_nodes=elastic.min_nodes, max_nodes=elastic.max_nodes,
                                   local_addr=elastic.local_addr, **elastic.rdzv_configs)
-    os.environ[_SIGNALS_VAR] = elastic.signals_to_handle
+    os.environ[SIGNALS_VAR] = elastic.signals_to_handle
     agents: list[RankGroupAgent] = []
     with ranks_running(lambda signum: agents[0].send(signum) if agents else 0, elastic.signals_to_handle) as stopping:
         master_addr, master_port = _static_master(params)

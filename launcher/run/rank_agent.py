@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 from typing import Any
 
 from torch.distributed.elastic.agent.server.api import RunResult, WorkerGroup, WorkerState
@@ -20,20 +19,14 @@ from torch.distributed.elastic.agent.server.local_elastic_agent import LocalElas
 from torch.distributed.elastic.utils import macros
 
 from launcher.contract.job_config import JobConfig
+from launcher.run.job_outcome import Deadline
 from launcher.run.job_signals import RanksStopped, StopState
 from launcher.run.rank_group import RankGroup
 from launcher.run.rank_logs import RankLogs
 from launcher.run.worker_env import RankPlace, worker_env
 from launcher.signal_rules import hurrying_signal, stop_hurried
 
-__all__ = ["JobTimeout", "RankGroupAgent"]
-
-# How long the copies of the ranks' output may take to reach the end of their pipes once the ranks are gone.
-_COPY_DRAIN_SECONDS = 2.0
-
-
-class JobTimeout(Exception):
-    """--timeout ran out while the ranks ran."""
+__all__ = ["RankGroupAgent"]
 
 
 class RankGroupAgent(LocalElasticAgent):
@@ -42,8 +35,7 @@ class RankGroupAgent(LocalElasticAgent):
     def __init__(self, *args: Any, config: JobConfig, stopping: StopState, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._config, self._stopping = config, stopping
-        timeout = config.settings.timeout
-        self._deadline = None if timeout is None else time.monotonic() + timeout
+        self._deadline = Deadline(config.settings.timeout)
         self.group: RankGroup | None = None
 
     def send(self, signum: int) -> int:
@@ -81,8 +73,7 @@ class RankGroupAgent(LocalElasticAgent):
         return env
 
     def _monitor_workers(self, worker_group: WorkerGroup) -> RunResult:
-        if self._deadline is not None and time.monotonic() >= self._deadline:
-            raise JobTimeout()
+        self._deadline.remaining()  # raises JobTimeout once --timeout ran out
         state = self.group.wait(0) if self.group is not None else None
         if state == "failed":
             return RunResult(state=WorkerState.FAILED, failures=self.group.failures())
@@ -105,4 +96,4 @@ class RankGroupAgent(LocalElasticAgent):
         if self.group is not None:
             signum = self._stopping.sent if self._stopping.received is not None else death_sig
             self.group.stop(signum, self._config.settings.grace_period)
-            self.group.close(_COPY_DRAIN_SECONDS)
+            self.group.close()

@@ -28,6 +28,8 @@ __all__ = ["GroupEnd", "RankExit", "RankGroup"]
 GroupEnd = Literal["failed", "succeeded"]
 
 ERROR_FILE_VAR = "TORCHELASTIC_ERROR_FILE"
+# How long the copies of the ranks' output may take to reach the end of their pipes once the ranks are gone.
+COPY_DRAIN_SECONDS = 2.0
 # torch's ProcessFailure for a rank that left no error file.
 _NO_RECORD = {"message": "<NONE>"}
 
@@ -86,7 +88,7 @@ class RankGroup:
         """SIGKILL to every running rank's session (an end without a stop: an internal error)."""
         self._processes.kill()
 
-    def close(self, drain_seconds: float) -> None:
+    def close(self, drain_seconds: float = COPY_DRAIN_SECONDS) -> None:
         """The ranks are gone: let the copies reach the end of their streams, then close the files."""
         self._processes.close()
         self.logs.finish(drain_seconds)

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from launcher.contract.engine_options import DEFAULT_LOGS_SPECS
 from launcher.contract.job_config import JobConfig
-from launcher.contract.names import FAILURE_STATUS, LAUNCHER_PID_VAR, TIMEOUT_STATUS
-from launcher.run.job_outcome import JobOutcome
+from launcher.contract.names import FAILURE_STATUS, LAUNCHER_PID_VAR
+from launcher.run.job_outcome import JobOutcome, JobTimeout
 from launcher.run.job_signals import RanksStopped
 from launcher.run.leftovers import log_folder
 from launcher.run.rank_output import TEMPLATE_ENV, rank_streams
@@ -46,7 +46,6 @@ def run_job(config: JobConfig) -> JobOutcome:
     from torch.distributed.elastic.rendezvous.api import RendezvousError
 
     from launcher.run.agent_launch import run_agent
-    from launcher.run.rank_agent import JobTimeout
     from launcher.run.rendezvous.backend_agreement import ArrivalsTimeoutError, BackendMismatchError, NodeRecordError
 
     settings = config.settings
@@ -61,8 +60,8 @@ def run_job(config: JobConfig) -> JobOutcome:
             return run_agent(_elastic_config(config, log_root), rank_command(config), config)
     except RanksStopped as exc:
         return JobOutcome(*stop_outcome(exc.received, "every rank was stopped"))
-    except JobTimeout:
-        return JobOutcome(TIMEOUT_STATUS, f"the job ran past --timeout {settings.timeout:g}s; every rank was stopped")
+    except JobTimeout as exc:
+        return exc.outcome()
     except BackendMismatchError as exc:
         return JobOutcome(exc.exit_status, str(exc))
     except (ArrivalsTimeoutError, NodeRecordError) as exc:

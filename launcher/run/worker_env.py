@@ -12,7 +12,10 @@ from dataclasses import dataclass
 
 from launcher.contract.job_config import JobConfig
 
-__all__ = ["RankPlace", "direct_place", "worker_env"]
+__all__ = ["RankPlace", "direct_place", "worker_env", "SIGNALS_VAR"]
+
+# torch's launch_agent puts --signals-to-handle in its own environment, so every rank inherits it.
+SIGNALS_VAR = "TORCHELASTIC_SIGNALS_TO_HANDLE"
 
 
 @dataclass(frozen=True)

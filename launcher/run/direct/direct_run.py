@@ -12,13 +12,12 @@ from __future__ import annotations
 import os
 import shutil
 import socket
-import time
 
 from launcher.contract.job_config import JobConfig
-from launcher.contract.names import AGREEMENT_VAR, LAUNCHER_PID_VAR, STORE_FD_VAR, SUCCESS_STATUS, TIMEOUT_STATUS
+from launcher.contract.names import AGREEMENT_VAR, LAUNCHER_PID_VAR, STORE_FD_VAR, SUCCESS_STATUS
 from launcher.errors import PortBusyError
 from launcher.run.direct.store_socket import listen_for_ranks
-from launcher.run.job_outcome import JobOutcome
+from launcher.run.job_outcome import Deadline, JobOutcome, JobTimeout
 from launcher.run.job_signals import RanksStopped, ranks_running
 from launcher.run.leftovers import log_folder
 from launcher.run.log_layout import default_layout
@@ -27,19 +26,10 @@ from launcher.run.rank_logs import RankLogs
 from launcher.run.rank_process import rank_command
 from launcher.run.reaper import become_subreaper, reaping_adopted, sweep_descendants
 from launcher.run.rendezvous.choice import master_addr, run_id
-from launcher.run.worker_env import direct_place, worker_env
+from launcher.run.worker_env import SIGNALS_VAR, direct_place, worker_env
 from launcher.signal_rules import hurry_stop, set_stop_action, stop_outcome
 
 __all__ = ["run_direct"]
-
-# How long the copies of the ranks' output may take to reach the end of their pipes once the ranks are gone.
-_COPY_DRAIN_SECONDS = 2.0
-# torch's launch_agent puts this in its own environment, so every rank inherits it.
-_SIGNALS_VAR = "TORCHELASTIC_SIGNALS_TO_HANDLE"
-
-
-class _TimedOut(Exception):
-    """--timeout ran out."""
 
 
 def run_direct(config: JobConfig) -> JobOutcome:
@@ -59,7 +49,7 @@ def run_direct(config: JobConfig) -> JobOutcome:
         with reaping_adopted():
             outcome = _run(config, group, job_run_id, listener)
         sweep_descendants(grace_seconds=settings.grace_period)
-        group.close(_COPY_DRAIN_SECONDS)
+        group.close()
         return group.failure_outcome() if outcome is None else outcome
     except BaseException:
         set_stop_action(hurry_stop)
@@ -82,13 +72,12 @@ def _run(config: JobConfig, group: RankGroup, job_run_id: str, listener: socket.
     with ranks_running(group.send, settings.engine.signals_to_handle) as stopping:
         try:
             _start(config, argv, group, job_run_id, listener)
-            if _one_failed(group, settings.timeout):
+            if _one_failed(group, Deadline(settings.timeout)):
                 outcome = None
         except RanksStopped as exc:
             outcome = JobOutcome(*stop_outcome(exc.received, "every rank was stopped"))
-        except _TimedOut:
-            outcome = JobOutcome(TIMEOUT_STATUS,
-                                 f"the job ran past --timeout {settings.timeout:g}s; every rank was stopped")
+        except JobTimeout as exc:
+            outcome = exc.outcome()
         finally:
             set_stop_action(hurry_stop)
             if listener is not None:
@@ -104,7 +93,7 @@ def _start(config: JobConfig, argv: list[str], group: RankGroup, job_run_id: str
     port = listener.getsockname()[1] if listener is not None else config.rendezvous.port
     master = (master_addr(config), port)
     environ = {**os.environ, **config.rank_env, LAUNCHER_PID_VAR: str(os.getpid()),
-               _SIGNALS_VAR: config.settings.engine.signals_to_handle}
+               SIGNALS_VAR: config.settings.engine.signals_to_handle}
     nodes = config.node_range[0]
     for local_rank in range(config.nproc_per_node):
         env = worker_env(direct_place(config, local_rank, job_run_id, master), environ)
@@ -118,13 +107,9 @@ def _start(config: JobConfig, argv: list[str], group: RankGroup, job_run_id: str
             listener.close()
 
 
-def _one_failed(group: RankGroup, timeout: float | None) -> bool:
-    """Wait until every rank succeeded (False) or one failed (True); raises _TimedOut past `timeout`."""
-    deadline = None if timeout is None else time.monotonic() + timeout
+def _one_failed(group: RankGroup, deadline: Deadline) -> bool:
+    """Wait until every rank succeeded (False) or one failed (True); raises JobTimeout past the deadline."""
     while True:
-        remaining = None if deadline is None else deadline - time.monotonic()
-        if remaining is not None and remaining <= 0:
-            raise _TimedOut()
-        state = group.wait(remaining)
+        state = group.wait(deadline.remaining())
         if state is not None:
             return state == "failed"
