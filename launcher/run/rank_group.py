@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from launcher.run.failure.first_failure import first_failure, lost_peer_note
@@ -94,21 +94,26 @@ class RankGroup:
         self.logs.finish(drain_seconds)
 
     def failures(self) -> dict[int, RankExit]:
-        """Every rank that ended with a non-zero status, by global rank."""
-        return {self.ranks[local_rank]: RankExit(local_rank, process.pid, process.returncode,
-                                                 int(self._ended.get(local_rank, time.time())),
-                                                 self._record(local_rank))
-                for local_rank, process in self._processes.processes.items() if process.returncode}
+        """Every rank that ended with a non-zero status, by global rank, with its error file's record (torch's
+        agent records it for --event-log-handler)."""
+        return {rank: replace(ended, error_file_data=self._record(ended.local_rank))
+                for rank, ended in self._failed().items()}
 
     def failure_outcome(self) -> JobOutcome:
         """The first failure's account (call it once the ranks are gone and the copies drained)."""
-        rank, failure = first_failure(self.failures(), self._processes.exited)
+        rank, failure = first_failure(self._failed(), self._processes.exited)
         log = self.logs.stderr_log(failure.local_rank)
         tail = tail_lines(log) if log is not None else ()
         account = failure_from_engine(rank, failure.exitcode, self.logs.error_file(failure.local_rank), tail)
         note = lost_peer_note(account.output_tail)
         message = account.summary() if note is None else f"{account.summary()}\n  {note}"
         return JobOutcome(exit_status(failure.exitcode), message, account)
+
+    def _failed(self) -> dict[int, RankExit]:
+        """Every rank that ended with a non-zero status, by global rank; no error file read."""
+        return {self.ranks[local_rank]: RankExit(local_rank, process.pid, process.returncode,
+                                                 int(self._ended.get(local_rank, time.time())))
+                for local_rank, process in self._processes.processes.items() if process.returncode}
 
     def _record(self, local_rank: int) -> Mapping[str, object]:
         record = read_error_file(self.logs.error_file(local_rank)).record
