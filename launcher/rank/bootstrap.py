@@ -25,6 +25,7 @@ from launcher.prctl import PR_SET_PDEATHSIG, prctl
 from launcher.rank.after_import import after_import
 from launcher.rank.bind_cores import apply_cpu_binding
 from launcher.rank.deepspeed_bridge import bridge_deepspeed
+from launcher.rank.gloo_exit import settle_gloo_at_exit
 from launcher.rank.hf_bridge import bridge_transformers
 from launcher.rank.node_agreement import agree_at_first_init
 from launcher.rank.refusal import refuse
@@ -44,6 +45,7 @@ def main(argv: list[str] | None = None) -> None:
         # Within the try from the first step: once the SIGTERM handler is set the launcher passes Ctrl-C on as
         # SIGINT (before, as SIGTERM), which must end the rank below, silently.
         _die_with_launcher()
+        settle_gloo_at_exit()
         host_store_when_imported()
         agree_at_first_init()
         try:

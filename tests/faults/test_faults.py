@@ -59,7 +59,7 @@ def test_a_rank_killed_by_a_signal_ends_the_job_with_128_plus_the_signal(run_job
 @pytest.mark.timeout(240)
 def test_a_hanging_job_is_ended_by_timeout_with_124_and_a_message(run_job, figures):
     # --timeout counts from the launch: at 3 s the rank may still be importing torch on a loaded machine. A rank
-    # that surely started and hangs in the user's code: test_grace.py's timeout case (--timeout 20).
+    # that surely started and hangs in the user's code: test_grace.py's timeout case (--timeout 8).
     limit = 3
     finished, job = run_job(["--timeout", str(limit), script("hang.py")])
 

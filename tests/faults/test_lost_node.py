@@ -80,10 +80,10 @@ def test_a_sigkilled_node_ends_the_survivor_within_30_s_naming_the_lost_node(sta
 @pytest.mark.timeout(300)
 def test_with_a_node_range_and_restarts_the_survivor_continues_alone(start_job, figures, tmp_path):
     # The survivor's second rendezvous waits until the lost node counts as dead (no heartbeat for 3 keep-alive
-    # intervals: 15 s by default, 6 s here), then torch's last call for more nodes (30 s by default; 10 s is
+    # intervals: 15 s by default, 3 s here), then torch's last call for more nodes (30 s by default; 10 s is
     # plenty for node 1, started 3 s after node 0, to join the first rendezvous).
     survivor, lost, records = two_nodes(start_job, tmp_path, "1:2", [
-        "--max-restarts", "1", "--rdzv-conf", "last_call_timeout=10,keep_alive_interval=2"], {})
+        "--max-restarts", "1", "--rdzv-conf", "last_call_timeout=10,keep_alive_interval=1"], {})
     wait_records(records, 2)
     killed = lost.send(signal.SIGKILL)
     finished = survivor.finish(timeout=200, since=killed)
