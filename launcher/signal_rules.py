@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
@@ -29,7 +30,7 @@ from launcher.contract.names import SIGNAL_STATUS_BASE
 
 __all__ = ["STOP", "FORWARDED", "IGNORED", "DEFAULT", "install_signal_rules", "stop_action", "forward_action",
            "set_stop_action", "stop_now", "hurry_stop", "stop_hurried", "hurrying_signal", "add_cleanup", "clean_up",
-           "signals_held", "signal_name", "stop_outcome"]
+           "signals_held", "start_thread", "signal_name", "stop_outcome"]
 
 S = signal.Signals
 FORWARDED = frozenset({S.SIGUSR1, S.SIGUSR2})
@@ -144,6 +145,15 @@ def signals_held() -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def start_thread(thread: threading.Thread) -> None:
+    """Start one of the launcher's threads with stop signals held. A stop raised inside `Thread.start`, after the
+    thread started and before Python recorded it (CPython 3.11), left the thread to die of a KeyError
+    traceback on the terminal; held, the stop is raised once `start` has returned. The thread inherits the
+    mask, so the main thread, which handles every signal, still gets each one."""
+    with signals_held():
+        thread.start()
 
 
 def _on_signal(signum: int, _frame: object) -> None:

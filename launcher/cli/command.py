@@ -32,6 +32,7 @@ from launcher.prepare.build_job import PreparedJob, check_ports, prepare_job
 from launcher.prepare.plan import format_plan, plan_rows
 from launcher.prepare.validate import check_options, working_directory
 from launcher.resource_limits import address_space_problem, open_files_problem
+from launcher.signal_rules import start_thread
 
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")  # DeepSpeed's --log_level choices
 
@@ -214,7 +215,7 @@ def _stop_when_stdin_closes() -> None:
             pass
         os.kill(os.getpid(), signal.SIGTERM)
 
-    threading.Thread(target=watch, name="stdin-watch", daemon=True).start()
+    start_thread(threading.Thread(target=watch, name="stdin-watch", daemon=True))
 
 
 def _configure_logging(verbose: bool, quiet: bool = False) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import IO, Protocol
 
 from launcher.run.terminal_lines import Terminal
+from launcher.signal_rules import start_thread
 
 __all__ = ["CHUNK", "Lines", "OutputCopies"]
 
@@ -46,7 +47,7 @@ class OutputCopies:
         the log in a note."""
         thread = threading.Thread(target=_drain_pipe, args=(pipe, log, lines, what, notes), daemon=True,
                                   name="accel-output-copy")
-        thread.start()
+        start_thread(thread)
         self._threads.append(thread)
 
     def finish(self, seconds: float) -> None:

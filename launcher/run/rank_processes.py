@@ -16,6 +16,8 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 
+from launcher.signal_rules import start_thread
+
 __all__ = ["RankProcesses"]
 
 
@@ -33,7 +35,7 @@ class RankProcesses:
         self._poller.register(self._wake_read, select.POLLIN)
         self._closed = False
         self._thread = threading.Thread(target=self._watch, name="accel-rank-exits", daemon=True)
-        self._thread.start()
+        start_thread(self._thread)
 
     def start(self, local_rank: int, argv: Sequence[str], env: Mapping[str, str], stdout: object, stderr: object,
               pass_fds: Sequence[int] = ()) -> subprocess.Popen:

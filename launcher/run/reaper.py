@@ -22,7 +22,7 @@ from pathlib import Path
 import psutil
 
 from launcher.prctl import PR_SET_CHILD_SUBREAPER, prctl
-from launcher.signal_rules import stop_hurried
+from launcher.signal_rules import start_thread, stop_hurried
 
 __all__ = ["become_subreaper", "child_pids", "reaping_adopted", "reap_adopted", "sweep_descendants"]
 
@@ -46,7 +46,7 @@ def reaping_adopted() -> Iterator[None]:
             reap_adopted()
 
     thread = threading.Thread(target=reap_until_stopped, name="accel-reaper", daemon=True)
-    thread.start()
+    start_thread(thread)
     try:
         yield
     finally:
