@@ -5,6 +5,7 @@ docs/RELIABILITY.md, "A clean exit after the last collective")."""
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import subprocess
 import sys
 import threading
@@ -17,6 +18,7 @@ from launcher.rank.gloo_exit import GLOO_THREAD, settle
 from tests.launches import SCRIPTS, Launcher, clean_environ
 
 BUSY_GLOO_THREAD = SCRIPTS / "busy_gloo_thread.py"
+BLOCK = bytes(1 << 20)
 
 
 @pytest.mark.slow
@@ -41,7 +43,7 @@ def _thread_named(name: bytes, busy: threading.Event, stop: threading.Event) -> 
         assert libc.prctl(15, ctypes.c_char_p(name), 0, 0, 0) == 0  # PR_SET_NAME
         while not stop.is_set():
             if busy.is_set():
-                sum(range(10_000))
+                hashlib.sha256(BLOCK).digest()  # runs without the GIL, so the thread is not seen waiting for it
             else:
                 stop.wait(0.005)
 

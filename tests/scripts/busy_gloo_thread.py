@@ -3,6 +3,7 @@ then writes $RECORD_DIR/settled and sleeps. A rank of ours waits for it at exit 
 plain python ends the thread mid-spin, and the file is never written (tests/rank/test_gloo_exit.py)."""
 
 import ctypes
+import hashlib
 import os
 import threading
 import time
@@ -10,6 +11,7 @@ import time
 import torch.distributed  # noqa: F401  (a rank waits for gloo's threads only where torch.distributed is imported)
 
 named = threading.Event()
+BLOCK = bytes(1 << 20)
 
 
 def spin_then_settle() -> None:
@@ -17,7 +19,7 @@ def spin_then_settle() -> None:
     named.set()
     end = time.monotonic() + 0.5
     while time.monotonic() < end:
-        pass
+        hashlib.sha256(BLOCK).digest()  # runs without the GIL: the thread stays running, not waiting for it
     with open(os.path.join(os.environ["RECORD_DIR"], "settled"), "w", encoding="utf-8") as handle:
         handle.write("settled\n")
     time.sleep(60)
