@@ -79,6 +79,8 @@ class _Now:
     hurried: int = 0  # the first stop signal that came while the ranks were being stopped
     started_ignored: frozenset[int] | None = None
     cleanups: list[Callable[[], None]] = []
+    deferring: int = 0  # a thread is being started (start_thread): a signal waits for the start to return
+    deferred: list[int] = []
 
 
 def install_signal_rules(signals: Iterable[int] | None = None) -> None:
@@ -148,15 +150,26 @@ def signals_held() -> Iterator[None]:
 
 
 def start_thread(thread: threading.Thread) -> None:
-    """Start one of the launcher's threads with stop signals held. A stop raised inside `Thread.start`, after the
-    thread started and before Python recorded it (CPython 3.11), left the thread to die of a KeyError
-    traceback on the terminal; held, the stop is raised once `start` has returned. The thread inherits the
-    mask, so the main thread, which handles every signal, still gets each one."""
-    with signals_held():
+    """Start one of the launcher's threads (from the main thread); a signal that comes meanwhile acts once the
+    start has returned. A stop raised inside `Thread.start`, after the thread started and before Python
+    recorded it (CPython 3.11), left the thread to die of a KeyError traceback on the terminal. Holding the
+    signal with a mask is not enough: another thread of the launcher (one of torch's) can take it, and Python
+    still runs the handler in the main thread at once."""
+    _Now.deferring += 1
+    try:
         thread.start()
+    finally:
+        _Now.deferring -= 1
+        if not _Now.deferring:
+            deferred, _Now.deferred = _Now.deferred, []
+            for signum in deferred:
+                _on_signal(signum, None)
 
 
 def _on_signal(signum: int, _frame: object) -> None:
+    if _Now.deferring:
+        _Now.deferred.append(signum)
+        return
     if signum in STOP or signum in _Now.stop_instead:
         _Now.stop(signum)
     elif _Now.forward(signum) == 0:

@@ -1,28 +1,28 @@
-"""A stop signal that comes while the launcher starts one of its threads is raised once the start is done, and
-the thread runs (launcher/signal_rules.py, `start_thread`): raised inside `Thread.start`, it left the thread to
-die of a KeyError traceback on the terminal (seen on Ctrl-C as 8 ranks started, on the engine path)."""
+"""A stop signal that comes while the launcher starts one of its threads acts once the start is done, and the
+thread runs (launcher/signal_rules.py, `start_thread`): raised inside `Thread.start`, it left the thread to die of
+a KeyError traceback on the terminal (seen on Ctrl-C as 8 ranks started, on the engine path)."""
 
 from __future__ import annotations
 
 import os
 import signal
 import threading
-from types import FrameType
 
 import pytest
 
-from launcher.signal_rules import start_thread
+from launcher import signal_rules
+from launcher.signal_rules import start_thread, stop_action
 
 
 class Stopped(Exception):
-    """What the launcher's stop action raises (RanksStopped), here."""
+    """What the launcher's stop action raises while ranks run (RanksStopped), here."""
 
 
-def _raise_stopped(_signum: int, _frame: FrameType | None) -> None:
+def _raise_stopped(_signum: int) -> None:
     raise Stopped
 
 
-def test_a_stop_that_comes_as_a_thread_starts_is_raised_after_the_start_and_the_thread_runs(
+def test_a_stop_that_comes_as_a_thread_starts_acts_after_the_start_and_the_thread_runs(
         monkeypatch: pytest.MonkeyPatch) -> None:
     real_start = threading._start_new_thread  # type: ignore[attr-defined]
 
@@ -32,13 +32,14 @@ def test_a_stop_that_comes_as_a_thread_starts_is_raised_after_the_start_and_the_
         return ident
 
     monkeypatch.setattr(threading, "_start_new_thread", start_then_signal)
-    previous = signal.signal(signal.SIGALRM, _raise_stopped)
+    previous = signal.signal(signal.SIGALRM, signal_rules._on_signal)  # the launcher's own handler
     ran = threading.Event()
     thread = threading.Thread(target=ran.set, daemon=True)
     try:
-        with pytest.raises(Stopped):
+        with stop_action(_raise_stopped), pytest.raises(Stopped):
             start_thread(thread)
     finally:
         signal.signal(signal.SIGALRM, previous)
         monkeypatch.undo()
     assert ran.wait(5), "the thread never ran its target"  # with a plain thread.start() it dies before it
+    assert thread in threading.enumerate() or not thread.is_alive()

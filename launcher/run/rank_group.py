@@ -61,8 +61,9 @@ class RankGroup:
         if error_file is not None:
             env[ERROR_FILE_VAR] = error_file
         stdout, stderr = self.logs.popen_streams(local_rank)
-        process = self._processes.start(local_rank, argv, env, stdout, stderr, pass_fds)
+        # Known before the rank exists: a stop signal raised just after its start still finds its global rank.
         self.ranks[local_rank] = int(env.get("RANK", local_rank))
+        process = self._processes.start(local_rank, argv, env, stdout, stderr, pass_fds)
         self.logs.start_copies(local_rank, process)
         return process.pid
 

@@ -82,12 +82,17 @@ class RankProcesses:
             self.wait_exits(None)
 
     def close(self) -> None:
-        """End the watch (the ranks are gone, or left to the sweep)."""
+        """End the watch (the ranks are gone, or left to the sweep). The wake pipe is closed here, and its read end
+        only once the watch has ended: a watch that ended first (a rank's exit woke it just as the group closed) must
+        not leave this wake-up writing to a pipe without a reader, whose EPIPE ended the launcher with status 1
+        and no word (click's rule for a closed pipe)."""
         if not self._closed:
             self._closed = True
             os.write(self._wake_write, b"x")
             self._thread.join(timeout=1)
             os.close(self._wake_write)
+            if not self._thread.is_alive():
+                os.close(self._wake_read)
 
     def _watch(self) -> None:
         try:
@@ -108,4 +113,3 @@ class RankProcesses:
         finally:
             for fd in self._pidfds:
                 os.close(fd)
-            os.close(self._wake_read)

@@ -69,3 +69,24 @@ def test_a_failed_ranks_error_file_is_read_as_its_record_and_its_stdout_stays_in
     assert group.failure_outcome().failure.cause.exception == "ValueError: bad"
     assert "hidden" not in capfd.readouterr().out
     assert [path.read_text() for path in tmp_path.glob("run_*/attempt_0/1/stdout.log")] == ["hidden\n"]
+
+
+class _Stopped(Exception):
+    """A stop signal's exception (RanksStopped), raised as a rank's start returns."""
+
+
+@pytest.mark.timeout(60)
+def test_a_stop_raised_just_as_a_rank_started_still_stops_that_rank(tmp_path, monkeypatch) -> None:
+    group = group_of(tmp_path)
+    started = group._processes.start
+
+    def start_then_stop(*args, **kwargs):
+        started(*args, **kwargs)
+        raise _Stopped
+
+    monkeypatch.setattr(group._processes, "start", start_then_stop)
+    with pytest.raises(_Stopped):
+        start(group, {0: "import time; time.sleep(60)"})
+    group.stop(signal.SIGTERM, 5)  # a KeyError before: the rank had started, its global rank was not yet known
+    group.close(2)
+    assert group._processes.processes[0].returncode == -signal.SIGTERM
