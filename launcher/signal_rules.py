@@ -30,7 +30,7 @@ from launcher.contract.names import SIGNAL_STATUS_BASE
 
 __all__ = ["STOP", "FORWARDED", "IGNORED", "DEFAULT", "install_signal_rules", "stop_action", "forward_action",
            "set_stop_action", "stop_now", "hurry_stop", "stop_hurried", "hurrying_signal", "add_cleanup", "clean_up",
-           "signals_held", "start_thread", "signal_name", "stop_outcome"]
+           "signals_deferred", "start_thread", "signal_name", "stop_outcome"]
 
 S = signal.Signals
 FORWARDED = frozenset({S.SIGUSR1, S.SIGUSR2})
@@ -79,7 +79,7 @@ class _Now:
     hurried: int = 0  # the first stop signal that came while the ranks were being stopped
     started_ignored: frozenset[int] | None = None
     cleanups: list[Callable[[], None]] = []
-    deferring: int = 0  # a thread is being started (start_thread): a signal waits for the start to return
+    deferring: int = 0  # inside signals_deferred: a signal waits for the block to end
     deferred: list[int] = []
 
 
@@ -139,31 +139,27 @@ def clean_up() -> None:
 
 
 @contextmanager
-def signals_held() -> Iterator[None]:
-    """Hold stop signals back for a few statements that must not be cut in two (no process may start here:
-    a child would inherit the mask)."""
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-
-
-def start_thread(thread: threading.Thread) -> None:
-    """Start one of the launcher's threads (from the main thread); a signal that comes meanwhile acts once the
-    start has returned. A stop raised inside `Thread.start`, after the thread started and before Python
-    recorded it (CPython 3.11), left the thread to die of a KeyError traceback on the terminal. Holding the
-    signal with a mask is not enough: another thread of the launcher (one of torch's) can take it, and Python
-    still runs the handler in the main thread at once."""
+def signals_deferred() -> Iterator[None]:
+    """Within the block (in the main thread) a signal that comes waits, and acts once the block has ended: for a
+    few statements that must not be cut in two. A signal mask is not enough for that: another thread of the
+    launcher (one of torch's) can take the signal, and Python still runs the handler in the main thread at once."""
     _Now.deferring += 1
     try:
-        thread.start()
+        yield
     finally:
         _Now.deferring -= 1
         if not _Now.deferring:
             deferred, _Now.deferred = _Now.deferred, []
             for signum in deferred:
                 _on_signal(signum, None)
+
+
+def start_thread(thread: threading.Thread) -> None:
+    """Start one of the launcher's threads (from the main thread) with signals deferred: a stop raised inside
+    `Thread.start`, after the thread started and before Python recorded it (CPython 3.11), left the thread to die
+    of a KeyError traceback on the terminal."""
+    with signals_deferred():
+        thread.start()
 
 
 def _on_signal(signum: int, _frame: object) -> None:

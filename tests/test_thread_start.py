@@ -1,6 +1,7 @@
 """A stop signal that comes while the launcher starts one of its threads acts once the start is done, and the
 thread runs (launcher/signal_rules.py, `start_thread`): raised inside `Thread.start`, it left the thread to die of
-a KeyError traceback on the terminal (seen on Ctrl-C as 8 ranks started, on the engine path)."""
+a KeyError traceback on the terminal (seen on Ctrl-C as 8 ranks started, on the engine path). The same deferral
+keeps a few statements whole (`signals_deferred`: the private folder's making and its being known)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import threading
 import pytest
 
 from launcher import signal_rules
-from launcher.signal_rules import start_thread, stop_action
+from launcher.signal_rules import signals_deferred, start_thread, stop_action
 
 
 class Stopped(Exception):
@@ -43,3 +44,16 @@ def test_a_stop_that_comes_as_a_thread_starts_acts_after_the_start_and_the_threa
         monkeypatch.undo()
     assert ran.wait(5), "the thread never ran its target"  # with a plain thread.start() it dies before it
     assert thread in threading.enumerate() or not thread.is_alive()
+
+
+def test_a_stop_inside_a_deferred_block_acts_once_the_block_has_ended() -> None:
+    previous = signal.signal(signal.SIGALRM, signal_rules._on_signal)
+    done = []
+    try:
+        with stop_action(_raise_stopped), pytest.raises(Stopped):
+            with signals_deferred():
+                os.kill(os.getpid(), signal.SIGALRM)
+                done.append("the statement after the signal")
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    assert done == ["the statement after the signal"]

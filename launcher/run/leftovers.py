@@ -17,7 +17,7 @@ from pathlib import Path
 import psutil
 
 from launcher.publish import publish_file
-from launcher.signal_rules import add_cleanup, signals_held
+from launcher.signal_rules import add_cleanup, signals_deferred
 
 __all__ = ["PREFIX", "log_folder", "make_private_folder", "sweep_dead_folders", "remove_own_folders"]
 
@@ -38,7 +38,7 @@ def make_private_folder() -> Path:
     """A fresh 0700 folder in the temp dir, marked with this process as its owner; dead owners' are swept."""
     sweep_dead_folders(Path(tempfile.gettempdir()))
     add_cleanup(remove_own_folders)
-    with signals_held():  # a stop signal cannot come between the folder's making and its being known
+    with signals_deferred():  # a stop signal cannot come between the folder's making and its being known
         path = Path(tempfile.mkdtemp(prefix=PREFIX))
         _own.append(path)
     publish_file(path / _OWNER_FILE, _identity(psutil.Process()))
