@@ -24,7 +24,7 @@ from launcher.cli.pid_file import remove_pid_file, save_pid
 from launcher.cli.report import WithReport
 from launcher.contract.flag_field import both
 from launcher.contract.job_config import Program
-from launcher.contract.names import VALIDATION_STATUS
+from launcher.contract.names import ERROR_FILE_VAR, VALIDATION_STATUS
 from launcher.errors import LaunchError
 from launcher.escaped import escaped_lines
 from launcher.multinode.head.selection import HostFlags
@@ -176,7 +176,7 @@ def _run(job: PreparedJob, stop_on_stdin_eof: bool, pid_file: Path | None = None
         silence_engine_logs()
     if stop_on_stdin_eof:
         _stop_when_stdin_closes()
-    from launcher.run.failure.parent_error_file import ERROR_FILE_VAR, hand_on_root_cause
+    from launcher.run.failure.parent_error_file import hand_on_root_cause
 
     own_error_file = os.environ.get(ERROR_FILE_VAR)  # a parent's, for this launcher: read before the job starts
     outcome = run_job(config)

@@ -10,7 +10,7 @@ __all__ = [
     "STOP_ON_STDIN_EOF", "ACCELERATOR_KEYWORD", "DEFAULT_SOURCE", "DEFAULT_MASTER_PORT", "TORCHRUN_RUN_ID",
     "SUCCESS_STATUS", "FAILURE_STATUS", "VALIDATION_STATUS", "TIMEOUT_STATUS", "SIGNAL_STATUS_BASE",
     "REFUSAL_PHRASE", "START_REFUSAL_PHRASE", "LAUNCH_PATH_VAR", "STORE_FD_VAR",
-    "AGREEMENT_VAR",
+    "AGREEMENT_VAR", "ERROR_FILE_VAR",
     "INTERNAL_VARS", "HEAD_VARS",
 ]
 
@@ -28,6 +28,8 @@ LAUNCHER_PID_VAR = "ACCEL_LAUNCHER_PID"
 # Local rank i's cores are the i-th `;`-separated group: `0,1;2,3` pins rank 0 to 0-1 and rank 1 to 2-3.
 CPU_BINDING_VAR = "ACCEL_CPU_BINDING"
 TORCHRUN_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT")
+# torch elastic's error file: where each rank (and a launcher under a parent launch) writes its failure's record.
+ERROR_FILE_VAR = "TORCHELASTIC_ERROR_FILE"
 
 # Which way a one-node launch starts its ranks: `auto` (the launcher itself where it can) or `engine` (torch
 # elastic's agent always); and, on the direct path, the listening socket rank 0 alone inherits to host the store.

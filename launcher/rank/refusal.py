@@ -8,7 +8,7 @@ import sys
 import time
 from typing import NoReturn
 
-from launcher.contract.names import REFUSAL_PHRASE, VALIDATION_STATUS
+from launcher.contract.names import ERROR_FILE_VAR, REFUSAL_PHRASE, VALIDATION_STATUS
 from launcher.publish import publish_file
 
 __all__ = ["refuse"]
@@ -21,7 +21,7 @@ def refuse(message: str, phrase: str = REFUSAL_PHRASE) -> NoReturn:
 
     rank = os.environ.get("RANK", "?")
     line = f"rank {rank} on {socket.gethostname()} {phrase}: {message}"
-    error_file = os.environ.get("TORCHELASTIC_ERROR_FILE")
+    error_file = os.environ.get(ERROR_FILE_VAR)
     if error_file:
         # Whole or not at all: a half-written record would be reported as an unreadable error file.
         publish_file(error_file, json.dumps({"message": line, "timestamp": int(time.time())}))

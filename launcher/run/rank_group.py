@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from launcher.contract.names import ERROR_FILE_VAR
 from launcher.run.failure.first_failure import first_failure, lost_peer_note
 from launcher.run.failure.rank_failure import exit_status, failure_from_engine, tail_lines
 from launcher.run.failure.root_cause import read_error_file
@@ -27,7 +28,6 @@ __all__ = ["GroupEnd", "RankExit", "RankGroup"]
 
 GroupEnd = Literal["failed", "succeeded"]
 
-ERROR_FILE_VAR = "TORCHELASTIC_ERROR_FILE"
 # How long the copies of the ranks' output may take to reach the end of their pipes once the ranks are gone.
 COPY_DRAIN_SECONDS = 2.0
 # torch's ProcessFailure for a rank that left no error file.

@@ -15,11 +15,10 @@ import os
 import time
 from collections.abc import Mapping
 
+from launcher.contract.names import ERROR_FILE_VAR
 from launcher.run.failure.rank_failure import RankFailure
 
-__all__ = ["hand_on_root_cause", "parent_error_record", "write_parent_error_file", "ERROR_FILE_VAR"]
-
-ERROR_FILE_VAR = "TORCHELASTIC_ERROR_FILE"
+__all__ = ["hand_on_root_cause", "parent_error_record", "write_parent_error_file"]
 
 
 def hand_on_root_cause(path: str | None, status: int, message: str | None, failure: RankFailure | None) -> str | None:
