@@ -3,9 +3,9 @@
 torch keeps the rendezvous, the restarts, the membership, its watchdog and health check; each attempt's ranks
 are one rank group of ours (launcher/run/rank_group.py), as on the direct path: their environment
 (worker_env.py), their log destinations (the `--logs-specs` layout's `reify`, the streams copied by us),
-their exits, the first failure, the shutdown window. A stop signal raises RanksStopped inside `run()`
-(launcher/run/job_signals.py); its `finally` calls `_shutdown`, which stops the group with the signal the ranks
-get. --timeout is one deadline, checked at every look at the ranks.
+their exits, the first failure, the shutdown window, their end (`RankGroup.end`). A stop signal raises
+RanksStopped inside `run()` (launcher/run/job_signals.py); its `finally` calls `_shutdown`, which ends the group
+with the signal the ranks get. --timeout is one deadline, checked at every look at the ranks.
 """
 
 from __future__ import annotations
@@ -95,5 +95,4 @@ class RankGroupAgent(LocalElasticAgent):
             self._health_check_server = None
         if self.group is not None:
             signum = self._stopping.sent if self._stopping.received is not None else death_sig
-            self.group.stop(signum, self._config.settings.grace_period)
-            self.group.close()
+            self.group.end(signum, self._config.settings.grace_period)

@@ -3,9 +3,9 @@
 
 The group starts each rank from its argv and environment in a session of its own, its teed streams copied to
 their files and the terminal under their prefixes (rank_logs.py), watches their exits (rank_processes.py),
-stops them within the shutdown window (rank_stop.py), and gives the first failure's account
-(launcher/run/failure/): among the ranks that ended with a non-zero status (those the teardown stopped
-included, as torch elastic counts them), the first to exit.
+stops them within the shutdown window (rank_stop.py), sweeps what they left (reaper.py), and gives the first
+failure's account (launcher/run/failure/): among the ranks that ended with a non-zero status (those the
+teardown stopped included, as torch elastic counts them), the first to exit.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from launcher.run.job_outcome import JobOutcome
 from launcher.run.rank_logs import RankLogs
 from launcher.run.rank_processes import RankProcesses
 from launcher.run.rank_stop import stop_ranks
+from launcher.run.reaper import sweep_descendants
 
 __all__ = ["GroupEnd", "RankExit", "RankGroup"]
 
@@ -46,7 +47,8 @@ class RankExit:
 
 
 class RankGroup:
-    """The ranks of one attempt: `start` each, `wait` for their exits, `stop` them, `close` once they are gone."""
+    """The ranks of one attempt: `start` each, `wait` for their exits, then `end` them (`stop`, the sweep,
+    `close`)."""
 
     def __init__(self, logs: RankLogs) -> None:
         self.logs = logs
@@ -85,9 +87,13 @@ class RankGroup:
         by_rank = {self.ranks[local_rank]: process for local_rank, process in self._processes.processes.items()}
         stop_ranks(by_rank, signum, window, wait=lambda seconds: self.wait(seconds))
 
-    def kill(self) -> None:
-        """SIGKILL to every running rank's session (an end without a stop: an internal error)."""
-        self._processes.kill()
+    def end(self, signum: int, window: float) -> None:
+        """The one way an attempt ends, on both paths: stop the running ranks (`stop`), sweep whatever they left
+        (a process a rank started and left holding its pipe would hold the drain for COPY_DRAIN_SECONDS),
+        then `close`."""
+        self.stop(signum, window)
+        sweep_descendants(grace_seconds=window)
+        self.close()
 
     def close(self, drain_seconds: float = COPY_DRAIN_SECONDS) -> None:
         """The ranks are gone: let the copies reach the end of their streams, then close the files."""

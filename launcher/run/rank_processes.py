@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import select
-import signal
 import subprocess
 import threading
 import time
@@ -70,16 +69,6 @@ class RankProcesses:
             process.send_signal(signum)
             reached += process.returncode is None
         return reached
-
-    def kill(self) -> None:
-        """SIGKILL to every running rank's session, and wait for them (an end without a stop: an internal error)."""
-        for process in self.running():
-            try:
-                os.killpg(process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        while self.running():
-            self.wait_exits(None)
 
     def close(self) -> None:
         """End the watch (the ranks are gone, or left to the sweep). The wake pipe is closed here, and its read end

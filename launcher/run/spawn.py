@@ -1,8 +1,9 @@
 """Starting the ranks of one node on torch.distributed.elastic, and reporting how the job ended.
 
 With launcher/run/direct/direct_run.py (a lone node without restarts, started without torch: `run_job` sends such
-a job there), this is the only module that changes process state: it exports the job's environment, makes
-this launcher the subreaper of its ranks, runs the elastic agent, and sweeps up whatever is left.
+a job there), this is the only module that changes process state: it exports the job's environment and runs
+the elastic agent within the job's scope (launcher/run/job_scope.py: the subreaper, the log folder, the sweep),
+as the direct path does.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import gc
 import logging
 import math
 import os
-import shutil
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,11 +20,10 @@ from launcher.contract.engine_options import DEFAULT_LOGS_SPECS
 from launcher.contract.job_config import JobConfig
 from launcher.contract.names import FAILURE_STATUS, LAUNCHER_PID_VAR
 from launcher.run.job_outcome import JobOutcome, JobTimeout
+from launcher.run.job_scope import job_scope
 from launcher.run.job_signals import RanksStopped
-from launcher.run.leftovers import log_folder
 from launcher.run.rank_output import TEMPLATE_ENV, rank_streams
 from launcher.run.rank_process import rank_command
-from launcher.run.reaper import become_subreaper, reaping_adopted, sweep_descendants
 from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, run_id, standalone_like
 from launcher.signal_rules import stop_outcome
 
@@ -50,32 +49,25 @@ def run_job(config: JobConfig) -> JobOutcome:
     from launcher.run.agent_launch import run_agent
     from launcher.run.rendezvous.backend_agreement import ArrivalsTimeoutError, BackendMismatchError, NodeRecordError
 
-    settings = config.settings
     gc.freeze()  # torch's import-time objects outlive the job: keep them out of every collection and the exit's
     os.environ.update(config.rank_env)
     os.environ.update(_restart_environment(config, os.environ))
     os.environ[LAUNCHER_PID_VAR] = str(os.getpid())
-    become_subreaper()
-    log_root = log_folder(config.settings.log_dir)
-    try:
-        with reaping_adopted():
+    with job_scope(config.settings) as log_root:
+        try:
             return run_agent(_elastic_config(config, log_root), rank_command(config), config)
-    except RanksStopped as exc:
-        return JobOutcome(*stop_outcome(exc.received, "every rank was stopped"))
-    except JobTimeout as exc:
-        return exc.outcome()
-    except BackendMismatchError as exc:
-        return JobOutcome(exc.exit_status, str(exc))
-    except (ArrivalsTimeoutError, NodeRecordError) as exc:
-        return JobOutcome(exc.exit_status, f"rendezvous failed: {exc}")
-    except RendezvousError as exc:
-        where = config.rendezvous.endpoint
-        detail = str(exc) or type(exc).__name__
-        return JobOutcome(FAILURE_STATUS, f"rendezvous at {where} failed (a node is gone, or never came): {detail}")
-    finally:
-        sweep_descendants(grace_seconds=settings.grace_period)
-        if settings.log_dir is None:
-            shutil.rmtree(log_root, ignore_errors=True)
+        except RanksStopped as exc:
+            return JobOutcome(*stop_outcome(exc.received, "every rank was stopped"))
+        except JobTimeout as exc:
+            return exc.outcome()
+        except BackendMismatchError as exc:
+            return JobOutcome(exc.exit_status, str(exc))
+        except (ArrivalsTimeoutError, NodeRecordError) as exc:
+            return JobOutcome(exc.exit_status, f"rendezvous failed: {exc}")
+        except RendezvousError as exc:
+            detail = str(exc) or type(exc).__name__
+            return JobOutcome(FAILURE_STATUS, f"rendezvous at {config.rendezvous.endpoint} failed (a node is gone, "
+                                              f"or never came): {detail}")
 
 
 def _restart_environment(config: JobConfig, environ: Mapping[str, str]) -> dict[str, str]:

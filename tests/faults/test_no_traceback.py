@@ -24,12 +24,14 @@ BOTH_CLOSED = (sys.executable, "-c", f"import os, sys; os.close(1); os.close(2);
 STDOUT_BROKEN = (sys.executable, "-c",
                  f"import os, sys; r, w = os.pipe(); os.dup2(w, 1); os.close(r); os.close(w); {LAUNCHER}")
 STDOUT_FULL = (sys.executable, "-c", f"import os, sys; os.dup2(os.open('/dev/full', os.O_WRONLY), 1); {LAUNCHER}")
-# Each seam below is planted on both launch paths: the engine's (spawn) and the direct one's (direct).
+# A seam of one launch path is planted on both: the engine's (spawn) and the direct one's (direct).
 PATHS = "import launcher.run.spawn as spawn, launcher.run.direct.direct_run as direct\n"
+# The end-of-job sweep is one for both paths (launcher/run/job_scope.py).
+SCOPE = "import launcher.run.job_scope as scope\n"
 # A bug of ours, planted: the end-of-job sweep raises, before the private folder is removed.
-PLANTED_BUG = (sys.executable, "-c", "import sys\n" + PATHS +
+PLANTED_BUG = (sys.executable, "-c", "import sys\n" + SCOPE +
                "def broken(grace_seconds): raise RuntimeError('a planted bug')\n"
-               "spawn.sweep_descendants = direct.sweep_descendants = broken\n"
+               "scope.sweep_descendants = broken\n"
                "sys.argv = ['accel-launch', *sys.argv[1:]]\n"
                "from launcher.cli.start import main\nmain()\n")
 # A ValueError of ours, planted where a launch prepares its job: a bug, not the user's bad input.
@@ -57,9 +59,9 @@ PAUSE_BEFORE_THE_RANKS = (sys.executable, "-c", PAUSE + PATHS + "original = spaw
                           "spawn.rank_command = direct.rank_command = lambda config: (pause(), original(config))[1]\n"
                           + MAIN)
 # After the job ended, before the end-of-job sweep.
-PAUSE_AFTER_THE_JOB = (sys.executable, "-c", PAUSE + PATHS + "original = spawn.sweep_descendants\n"
-                       "spawn.sweep_descendants = direct.sweep_descendants = "
-                       "lambda grace_seconds: (pause(), original(grace_seconds))[1]\n" + MAIN)
+PAUSE_AFTER_THE_JOB = (sys.executable, "-c", PAUSE + SCOPE + "original = scope.sweep_descendants\n"
+                       "scope.sweep_descendants = lambda grace_seconds: (pause(), original(grace_seconds))[1]\n"
+                       + MAIN)
 MOMENTS = {"while-importing": PAUSE_IN_IMPORTS, "before-the-ranks": PAUSE_BEFORE_THE_RANKS,
            "after-the-job": PAUSE_AFTER_THE_JOB}
 SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGALRM, signal.SIGRTMIN + 3,

@@ -4,13 +4,14 @@ The launcher binds and listens on the rendezvous socket (store_socket.py), start
 (it hosts the store: launcher/rank/store_host.py), then the other ranks, all at once, in one rank group
 (launcher/run/rank_group.py, the engine path's own), and drives it: the first rank to fail stops the others
 within --grace-period and is reported; a stop signal, --timeout and SIGUSR1/SIGUSR2 act as on the engine path
-(docs/RELIABILITY.md). Whatever is left is swept, and the private log folder removed.
+(docs/RELIABILITY.md). The job's start and end (the subreaper, the log folder, the sweep) are the engine
+path's too (launcher/run/job_scope.py).
 """
 
 from __future__ import annotations
 
 import os
-import shutil
+import signal
 import socket
 
 from launcher.contract.job_config import JobConfig
@@ -18,13 +19,12 @@ from launcher.contract.names import AGREEMENT_VAR, LAUNCHER_PID_VAR, STORE_FD_VA
 from launcher.errors import PortBusyError
 from launcher.run.direct.store_socket import listen_for_ranks
 from launcher.run.job_outcome import Deadline, JobOutcome, JobTimeout
-from launcher.run.job_signals import RanksStopped, ranks_running
-from launcher.run.leftovers import log_folder
+from launcher.run.job_scope import job_scope
+from launcher.run.job_signals import RanksStopped, StopState, ranks_running
 from launcher.run.log_layout import default_layout
 from launcher.run.rank_group import RankGroup
 from launcher.run.rank_logs import RankLogs
 from launcher.run.rank_process import rank_command
-from launcher.run.reaper import become_subreaper, reaping_adopted, sweep_descendants
 from launcher.run.rendezvous.choice import master_addr, run_id
 from launcher.run.worker_env import SIGNALS_VAR, direct_place, worker_env
 from launcher.signal_rules import hurry_stop, set_stop_action, stop_outcome
@@ -33,12 +33,8 @@ __all__ = ["run_direct"]
 
 
 def run_direct(config: JobConfig) -> JobOutcome:
-    """Run the node's ranks to the end; never leaves a process of the job behind."""
-    settings = config.settings
-    become_subreaper()
-    log_root = log_folder(config.settings.log_dir)
-    group: RankGroup | None = None
-    try:
+    """Run the node's ranks to the end; never leaves a process of the job behind (launcher/run/job_scope.py)."""
+    with job_scope(config.settings) as log_root:
         try:
             # Node 0 hosts global rank 0, and so the store: only its launcher listens (docs/ARCHITECTURE.md).
             listener = listen_for_ranks(config) if config.node_rank == 0 else None
@@ -46,43 +42,33 @@ def run_direct(config: JobConfig) -> JobOutcome:
             return JobOutcome(exc.exit_status, str(exc))
         job_run_id = run_id(config)
         group = RankGroup(RankLogs(config, default_layout(config, log_root, job_run_id), dict(os.environ)))
-        with reaping_adopted():
-            outcome = _run(config, group, job_run_id, listener)
-        sweep_descendants(grace_seconds=settings.grace_period)
-        group.close()
+        outcome = _run(config, group, job_run_id, listener)
         return group.failure_outcome() if outcome is None else outcome
-    except BaseException:
-        set_stop_action(hurry_stop)
-        if group is not None:
-            group.kill()
-            group.close(0)
-        sweep_descendants(grace_seconds=settings.grace_period)
-        raise
-    finally:
-        if settings.log_dir is None:
-            shutil.rmtree(log_root, ignore_errors=True)
 
 
 def _run(config: JobConfig, group: RankGroup, job_run_id: str, listener: socket.socket | None) -> JobOutcome | None:
-    """Start the ranks; wait for the first failure (None), the last success, a stop signal or the timeout; stop
-    the ranks still running."""
+    """Start the ranks; wait for the first failure (None), the last success, a stop signal or the timeout; end
+    the group however that wait ended (an internal error too), with the stop signal's own signal if one came."""
     settings = config.settings
     argv = rank_command(config)  # before the stop action: a signal until here ends the launch at once
     outcome: JobOutcome | None = JobOutcome(SUCCESS_STATUS)
-    with ranks_running(group.send, settings.engine.signals_to_handle) as stopping:
-        try:
-            _start(config, argv, group, job_run_id, listener)
-            if _one_failed(group, Deadline(settings.timeout)):
-                outcome = None
-        except RanksStopped as exc:
-            outcome = JobOutcome(*stop_outcome(exc.received, "every rank was stopped"))
-        except JobTimeout as exc:
-            outcome = exc.outcome()
-        finally:
-            set_stop_action(hurry_stop)
-            if listener is not None:
-                listener.close()
-    group.stop(stopping.sent, settings.grace_period)
+    stopping: StopState | None = None
+    try:
+        with ranks_running(group.send, settings.engine.signals_to_handle) as stopping:
+            try:
+                _start(config, argv, group, job_run_id, listener)
+                if _one_failed(group, Deadline(settings.timeout)):
+                    outcome = None
+            except RanksStopped as exc:
+                outcome = JobOutcome(*stop_outcome(exc.received, "every rank was stopped"))
+            except JobTimeout as exc:
+                outcome = exc.outcome()
+            finally:
+                set_stop_action(hurry_stop)
+                if listener is not None:
+                    listener.close()
+    finally:
+        group.end(stopping.sent if stopping is not None else signal.SIGTERM, settings.grace_period)
     return outcome
 
 
