@@ -5,6 +5,7 @@ them out); a slow test elsewhere carries `@pytest.mark.slow` itself. Slow tests 
 
 from __future__ import annotations
 
+import compileall
 import os
 import subprocess
 import sys
@@ -18,6 +19,16 @@ from tests.launches import ACCEL_LAUNCH, CliRun, CliRunnerFn, Launch, Launcher, 
 
 
 SLOW_FOLDERS = ("faults", "jobs", "deepspeed", "multinode/hosts", "multinode/engines")
+PROJECT_FOLDERS = ("launcher", "accelerators", "tests")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile the project's modules once, before the workers start: where PYTHONDONTWRITEBYTECODE is set (CI
+    machines set it), each of the suite's launchers and ranks would compile every module it imports again."""
+    if not hasattr(config, "workerinput"):
+        root = Path(__file__).resolve().parent.parent
+        for folder in PROJECT_FOLDERS:
+            compileall.compile_dir(root / folder, quiet=2)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
