@@ -4,13 +4,15 @@ defaults, and the exit statuses a user can rely on. A leaf: every folder of the 
 
 from __future__ import annotations
 
+import signal
+
 __all__ = [
     "BACKEND_VAR", "BACKEND_SOURCE_VAR", "ACCELERATOR_VAR", "LAUNCHER_PID_VAR", "CPU_BINDING_VAR", "TORCHRUN_VARS",
     "NODE_JOB_VAR", "NODE_HOSTS_VAR", "NODE_DEVICES_VAR", "NODE_RANK_VAR", "NODE_HOST_VAR", "NODE_COUNT_VAR",
     "STOP_ON_STDIN_EOF", "ACCELERATOR_KEYWORD", "DEFAULT_SOURCE", "DEFAULT_MASTER_PORT", "TORCHRUN_RUN_ID",
     "SUCCESS_STATUS", "FAILURE_STATUS", "VALIDATION_STATUS", "TIMEOUT_STATUS", "SIGNAL_STATUS_BASE",
     "REFUSAL_PHRASE", "START_REFUSAL_PHRASE", "LAUNCH_PATH_VAR", "STORE_FD_VAR",
-    "AGREEMENT_VAR", "ERROR_FILE_VAR",
+    "AGREEMENT_VAR", "ERROR_FILE_VAR", "PARENT_DEATH_SIGNAL",
     "INTERNAL_VARS", "HEAD_VARS",
 ]
 
@@ -27,6 +29,12 @@ ACCELERATOR_VAR = "ACCEL_ACCELERATOR"
 LAUNCHER_PID_VAR = "ACCEL_LAUNCHER_PID"
 # Local rank i's cores are the i-th `;`-separated group: `0,1;2,3` pins rank 0 to 0-1 and rank 1 to 2-3.
 CPU_BINDING_VAR = "ACCEL_CPU_BINDING"
+# The signal Linux sends a rank when its launcher dies (launcher/rank/bootstrap.py): one that no program is
+# likely to use, so that SIGTERM keeps its default action in the rank, as under torchrun (a rank blocked in C++,
+# a store's connect or a hung collective, then ends at once, where a Python handler would wait for it), and a
+# handler of the user's for SIGTERM cannot stand in for the one that takes the rank's processes along. The
+# launcher reads a rank's handler for it as "the bootstrap's handlers are in place" (launcher/run/rank_stop.py).
+PARENT_DEATH_SIGNAL = signal.SIGRTMAX - 2
 TORCHRUN_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT")
 # torch elastic's error file: where each rank (and a launcher under a parent launch) writes its failure's record.
 ERROR_FILE_VAR = "TORCHELASTIC_ERROR_FILE"

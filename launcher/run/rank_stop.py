@@ -9,7 +9,8 @@ stays what started the stop (a failed rank's status, the first signal, the timeo
 A rank still starting gets SIGTERM in place of SIGINT: until the bootstrap has its handlers in place
 (launcher/rank/bootstrap.py), Python turns a SIGINT into a KeyboardInterrupt traceback, or "Fatal Python
 error: init_import_site" in its site imports, where SIGTERM ends it without a word. A rank counts as still
-starting while it runs the bootstrap and does not yet catch SIGTERM (/proc: its command line and SigCgt).
+starting while it runs the bootstrap and does not yet catch PARENT_DEATH_SIGNAL, the bootstrap's first step
+(/proc: its command line and SigCgt).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from launcher.contract.names import PARENT_DEATH_SIGNAL
 from launcher.run.terminal_lines import terminal
 from launcher.signal_rules import hurry_stop, signal_name, stop_action, stop_hurried
 
@@ -58,16 +60,16 @@ def signal_for(pid: int, signum: int) -> int:
     if signum != signal.SIGINT:
         return signum
     try:
-        starting = _BOOTSTRAP in Path(f"/proc/{pid}/cmdline").read_bytes() and not _catches_sigterm(pid)
+        starting = _BOOTSTRAP in Path(f"/proc/{pid}/cmdline").read_bytes() and not _catches(pid, PARENT_DEATH_SIGNAL)
     except OSError:
         return signum
     return signal.SIGTERM if starting else signum
 
 
-def _catches_sigterm(pid: int) -> bool:
+def _catches(pid: int, signum: int) -> bool:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("SigCgt:"):
-            return bool(int(line.split()[1], 16) & (1 << (signal.SIGTERM - 1)))
+            return bool(int(line.split()[1], 16) & (1 << (signum - 1)))
     return False
 
 

@@ -146,7 +146,10 @@ GRANDCHILDREN = pytest.mark.parametrize("session", [[], ["--setsid"]], ids=["sam
 
 
 @pytest.mark.timeout(240)
-@GRANDCHILDREN
+# A rank with a SIGTERM handler of its own: the launcher's death still takes its `setsid` grandchild along (the
+# parent-death signal is not SIGTERM, so the script's handler does not replace the launcher's).
+@pytest.mark.parametrize("session", [[], ["--setsid"], ["--setsid", "--own-handler"]],
+                         ids=["same-group", "own-session", "own-session-own-handler"])
 def test_sigkill_to_the_launcher_takes_its_ranks_and_their_children_along(start_job, figures, session):
     job = start_job([*TWO, script("grandchild.py"), "hang", *session])
     grandchildren = [int(facts["grandchild"]) for facts in job.wait_started(2).values()]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from launcher.contract.names import PARENT_DEATH_SIGNAL
 from tests.launches import RECORD_RANK, SCRIPTS, CliRunnerFn, Launcher
 
 REPO = Path(__file__).resolve().parents[2]
@@ -106,3 +108,31 @@ def test_a_rank_that_cannot_start_refuses_in_one_line_with_exit_2(env: dict[str,
                             timeout=50)
     assert result.returncode == 2
     assert result.stderr.splitlines() == [result.stderr.strip()] and "refused to start: " + why in result.stderr
+
+
+FORK_PROBE = """
+import json, os, signal, sys
+parent_death = int(sys.argv[1])
+read, write = os.pipe()
+child = os.fork()
+if child == 0:
+    os.write(write, json.dumps(signal.getsignal(parent_death) == signal.SIG_DFL).encode())
+    os._exit(0)
+os.waitpid(child, 0)
+facts = {"sigterm_default": signal.getsignal(signal.SIGTERM) == signal.SIG_DFL,
+         "parent_death_handled": callable(signal.getsignal(parent_death)),
+         "child_parent_death_default": json.loads(os.read(read, 64))}
+print("facts:", json.dumps(facts), flush=True)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_sigterm_keeps_its_default_in_a_rank_and_the_parent_death_handler_stays_out_of_its_forks(
+        launch: Launcher, tmp_path: Path) -> None:
+    (tmp_path / "fork_probe.py").write_text(FORK_PROBE)
+    result = launch([str(tmp_path / "fork_probe.py"), str(int(PARENT_DEATH_SIGNAL))])
+    assert result.returncode == 0, result.stderr
+    line = next(line for line in result.stdout.splitlines() if "facts: " in line)
+    assert json.loads(line.split("facts: ", 1)[1]) == {
+        "sigterm_default": True, "parent_death_handled": True, "child_parent_death_default": True}

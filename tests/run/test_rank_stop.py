@@ -8,11 +8,15 @@ import sys
 
 import pytest
 
+from launcher.contract.names import PARENT_DEATH_SIGNAL
 from launcher.run.rank_stop import signal_for, stop_ranks
 
 SLEEP = "import time; time.sleep(30)"
 CATCH_TERM = ("import signal, time; signal.signal(signal.SIGTERM, lambda *_: None); "
               "print('ready', flush=True); time.sleep(30)")
+# A rank whose bootstrap has its handlers in place: it handles the parent-death signal.
+READY = (f"import signal, time; signal.signal({int(PARENT_DEATH_SIGNAL)}, lambda *_: None); "
+         "print('ready', flush=True); time.sleep(30)")
 
 
 def python(code: str, *args: str, **kwargs) -> subprocess.Popen:
@@ -22,7 +26,7 @@ def python(code: str, *args: str, **kwargs) -> subprocess.Popen:
 @pytest.mark.timeout(30)
 def test_a_sigint_to_a_rank_still_in_the_bootstrap_before_its_handlers_is_sent_as_sigterm() -> None:
     starting = python(SLEEP, "launcher.rank.bootstrap")
-    ready = python(CATCH_TERM, "launcher.rank.bootstrap", stdout=subprocess.PIPE)
+    ready = python(READY, "launcher.rank.bootstrap", stdout=subprocess.PIPE)
     other = python(SLEEP)
     try:
         assert ready.stdout.readline() == b"ready\n"
