@@ -20,13 +20,13 @@ import signal
 import sys
 from types import ModuleType, TracebackType
 
-from launcher.contract.names import FAILURE_STATUS, LAUNCHER_PID_VAR, PARENT_DEATH_SIGNAL, START_REFUSAL_PHRASE
-from launcher.prctl import PR_SET_PDEATHSIG, prctl
+from launcher.contract.names import FAILURE_STATUS, START_REFUSAL_PHRASE
 from launcher.rank.after_import import after_import
 from launcher.rank.bind_cores import apply_cpu_binding
 from launcher.rank.deepspeed_bridge import bridge_deepspeed
 from launcher.rank.gloo_exit import settle_gloo_at_exit
 from launcher.rank.hf_bridge import bridge_transformers
+from launcher.rank.launcher_death import die_with_launcher
 from launcher.rank.node_agreement import agree_at_first_init
 from launcher.rank.refusal import refuse
 from launcher.rank.store_host import host_store_when_imported
@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         # Within the try from the first step: once the parent-death handler is set the launcher passes Ctrl-C on
         # as SIGINT (before, as SIGTERM), which must end the rank below, silently.
-        _die_with_launcher()
+        die_with_launcher()
         settle_gloo_at_exit()
         host_store_when_imported()
         agree_at_first_init()
@@ -125,43 +125,6 @@ def _forget_shadowed_packages(folder: str) -> None:
             continue
         for loaded in [key for key in sys.modules if key == name or key.startswith(name + ".")]:
             del sys.modules[loaded]
-
-
-def _die_with_launcher() -> None:
-    """Ask Linux for PARENT_DEATH_SIGNAL when the launcher dies; on that signal, SIGTERM to everything the rank
-    started and to the rank (SIGTERM itself keeps its default action, or the program's own handler)."""
-    if not prctl(PR_SET_PDEATHSIG, PARENT_DEATH_SIGNAL):
-        return
-    signal.signal(PARENT_DEATH_SIGNAL, _terminate_process_group)
-    os.register_at_fork(after_in_child=_leave_parent_death_to_the_rank)
-    launcher_pid = os.environ.get(LAUNCHER_PID_VAR)
-    if launcher_pid and os.getppid() != int(launcher_pid):
-        # The launcher died before prctl took effect: no signal will come, so leave now.
-        _terminate_process_group(PARENT_DEATH_SIGNAL, None)
-
-
-def _leave_parent_death_to_the_rank() -> None:
-    """A process the rank forks (a DataLoader worker, say) has no parent-death signal (Linux clears it at fork),
-    and the rank's handler for it must not act there: it would take the rank's group along."""
-    if signal.getsignal(PARENT_DEATH_SIGNAL) is _terminate_process_group:
-        signal.signal(PARENT_DEATH_SIGNAL, signal.SIG_DFL)
-
-
-def _terminate_process_group(signum: int, _frame: object) -> None:
-    """The launcher is gone: SIGTERM to every process this rank started (its process group, and those below it
-    in a session of their own, `setsid`, which the group's signal would miss), then to the rank itself, which
-    ends by it unless the program handles SIGTERM (a checkpoint on preemption), as it would under a stop. A
-    second parent-death signal is ignored: Linux sends one per thread of the dying launcher that the rank is
-    handed to, and it must not act twice."""
-    signal.signal(signum, signal.SIG_IGN)
-    import psutil  # only now: a rank's start does without it
-
-    for process in psutil.Process().children(recursive=True):
-        try:
-            process.send_signal(signal.SIGTERM)
-        except psutil.Error:
-            pass
-    os.killpg(os.getpgrp(), signal.SIGTERM)  # the rank leads its group: this reaches it too
 
 
 if __name__ == "__main__":

@@ -161,6 +161,23 @@ def test_sigkill_to_the_launcher_takes_its_ranks_and_their_children_along(start_
     figures(status=-9, seconds=time.monotonic() - sent, left_after=gone_after)
 
 
+@pytest.mark.timeout(120)
+def test_sigkill_to_the_launcher_ends_a_rank_blocked_in_torchs_cpp(start_job, figures):
+    # The rank stays in a store's connect for up to 100 s, where the parent-death signal's handler (Python's)
+    # cannot run: the watch on the launcher's pidfd (launcher/rank/launcher_death.py) ends it.
+    job = start_job([script("blocked_in_cpp.py")])
+    deadline = time.monotonic() + 150
+    while not (job.record_dir / "blocked").exists():
+        assert time.monotonic() < deadline and job.proc.poll() is None, job.output()[1]
+        time.sleep(0.05)
+    time.sleep(0.5)
+    sent = job.send(signal.SIGKILL)
+    job.finish(since=sent)
+
+    gone_after = assert_nothing_left(job, timeout=10)
+    figures(status=-9, seconds=time.monotonic() - sent, left_after=gone_after)
+
+
 @pytest.mark.timeout(240)
 @GRANDCHILDREN
 def test_a_grandchild_a_rank_left_running_is_gone_when_the_launch_ends(run_job, figures, session):

@@ -111,28 +111,33 @@ def test_a_rank_that_cannot_start_refuses_in_one_line_with_exit_2(env: dict[str,
 
 
 FORK_PROBE = """
-import json, os, signal, sys
+import json, os, signal, sys, threading
 parent_death = int(sys.argv[1])
 read, write = os.pipe()
 child = os.fork()
 if child == 0:
-    os.write(write, json.dumps(signal.getsignal(parent_death) == signal.SIG_DFL).encode())
+    os.write(write, json.dumps([signal.getsignal(parent_death) == signal.SIG_DFL, threading.active_count()]).encode())
     os._exit(0)
 os.waitpid(child, 0)
+child_default, child_threads = json.loads(os.read(read, 64))
 facts = {"sigterm_default": signal.getsignal(signal.SIGTERM) == signal.SIG_DFL,
          "parent_death_handled": callable(signal.getsignal(parent_death)),
-         "child_parent_death_default": json.loads(os.read(read, 64))}
+         "launcher_watched": [thread.name for thread in threading.enumerate()].count("accel-launcher-watch"),
+         "child_parent_death_default": child_default, "child_threads": child_threads}
 print("facts:", json.dumps(facts), flush=True)
 """
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(120)
-def test_sigterm_keeps_its_default_in_a_rank_and_the_parent_death_handler_stays_out_of_its_forks(
+def test_sigterm_keeps_its_default_in_a_rank_and_the_launchers_death_watch_stays_out_of_its_forks(
         launch: Launcher, tmp_path: Path) -> None:
+    # launcher/rank/launcher_death.py: the parent-death handler and the launcher's watch, in the rank only; a
+    # forked child has the default handler and no thread of ours.
     (tmp_path / "fork_probe.py").write_text(FORK_PROBE)
     result = launch([str(tmp_path / "fork_probe.py"), str(int(PARENT_DEATH_SIGNAL))])
     assert result.returncode == 0, result.stderr
     line = next(line for line in result.stdout.splitlines() if "facts: " in line)
     assert json.loads(line.split("facts: ", 1)[1]) == {
-        "sigterm_default": True, "parent_death_handled": True, "child_parent_death_default": True}
+        "sigterm_default": True, "parent_death_handled": True, "launcher_watched": 1,
+        "child_parent_death_default": True, "child_threads": 1}

@@ -1,0 +1,84 @@
+"""A rank ends with its launcher: when the launcher dies (a SIGKILL, the OOM killer), the rank sends SIGTERM to
+every process below it and to its own process group, itself included (docs/CONTRACT.md section 3).
+
+Two ways to notice, one action, taken once:
+- Linux's parent-death signal, PARENT_DEATH_SIGNAL (not SIGTERM, which keeps its default action in a rank, as
+  under torchrun). Its handler is Python's, so it runs only when the main thread returns to Python.
+- A thread that checks every WATCH_SECONDS whether the launcher is still the rank's parent, for a rank whose
+  main thread is blocked in torch's C++ (a store's connect, a hung collective): such calls release the GIL, but
+  the handler would wait until the call returned. It asks the kernel, not a file descriptor, which the
+  program may close (`os.closerange`) or reuse.
+
+Nothing of this acts in a process the rank forks: the child has no thread and no parent-death signal (Linux
+clears it at fork), and the handler is the default again there.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+from launcher.contract.names import LAUNCHER_PID_VAR, PARENT_DEATH_SIGNAL
+from launcher.prctl import PR_SET_PDEATHSIG, prctl
+
+__all__ = ["die_with_launcher"]
+
+WATCH_SECONDS = 1.0
+_taken = threading.Lock()  # held by whichever way noticed first
+
+
+def die_with_launcher() -> None:
+    """Ask Linux for PARENT_DEATH_SIGNAL when the launcher dies, and watch for that death from a thread; then
+    take everything the rank started along, and the rank. Only the signal where the launcher is not our own (no
+    ACCEL_LAUNCHER_PID); nothing where Linux has no parent-death signal."""
+    if not prctl(PR_SET_PDEATHSIG, PARENT_DEATH_SIGNAL):
+        return
+    signal.signal(PARENT_DEATH_SIGNAL, _on_parent_death)
+    os.register_at_fork(after_in_child=_leave_to_the_rank)
+    launcher_pid = os.environ.get(LAUNCHER_PID_VAR)
+    if not launcher_pid:
+        return
+    if os.getppid() != int(launcher_pid):
+        # The launcher died before prctl took effect: no signal will come, so leave now.
+        _terminate_everything()
+        return
+    threading.Thread(target=_watch, args=(int(launcher_pid),), name="accel-launcher-watch", daemon=True).start()
+
+
+def _watch(launcher_pid: int) -> None:
+    while os.getppid() == launcher_pid:  # a rank is re-parented the moment its launcher dies
+        time.sleep(WATCH_SECONDS)
+    _terminate_everything()
+
+
+def _on_parent_death(signum: int, _frame: object) -> None:
+    """The parent-death signal; a second one is ignored (Linux sends one per thread of the dying launcher that
+    the rank is handed to)."""
+    signal.signal(signum, signal.SIG_IGN)
+    _terminate_everything()
+
+
+def _terminate_everything() -> None:
+    """SIGTERM to every process this rank started (its process group, and those below it in a session of their
+    own, `setsid`, which the group's signal would miss), then to the rank itself, which ends by it unless the
+    program handles SIGTERM (a checkpoint on preemption), as it would under a stop. Once, whichever way came
+    first."""
+    if not _taken.acquire(blocking=False):
+        return
+    import psutil  # only now: a rank's start does without it
+
+    for process in psutil.Process().children(recursive=True):
+        try:
+            process.send_signal(signal.SIGTERM)
+        except psutil.Error:
+            pass
+    os.killpg(os.getpgrp(), signal.SIGTERM)  # the rank leads its group: this reaches it too
+
+
+def _leave_to_the_rank() -> None:
+    """In a process the rank forks (a DataLoader worker, say): the rank's handler is the default again; a
+    handler the child set since stays."""
+    if signal.getsignal(PARENT_DEATH_SIGNAL) is _on_parent_death:
+        signal.signal(PARENT_DEATH_SIGNAL, signal.SIG_DFL)
