@@ -16,6 +16,7 @@ class CUDAAccelerator(Accelerator):
     visible_devices_env = "CUDA_VISIBLE_DEVICES"
     exclusive_backends = ("cudagraphs",)
     nproc_word = "gpu"
+    export_env_prefixes = ("NCCL",)
 
     @classmethod
     def ruled_out(cls, build: TorchBuild) -> bool:

@@ -16,3 +16,4 @@ class NPUAccelerator(Accelerator):
     # What torch_npu installs as torch.npu; importing the package also adds the 'npu' backend.
     device_module = "torch_npu.npu"
     exclusive_backends = ("npu",)
+    export_env_prefixes = ("ASCEND", "HCCL", "LD_LIBRARY", "PATH")

@@ -2,8 +2,8 @@
 0.19), so that a DeepSpeed user's `NCCL_SOCKET_IFNAME` or `.deepspeed_env` reaches the nodes here too:
 
 - the head's variables whose names begin with `NCCL`, `PYTHON`, `UCX`, `MV2` or `MLFLOW`, or with one of the
-  accelerator's own prefixes (DeepSpeed's `export_envs()`, read from the accelerator class's
-  `export_env_prefixes` where it has one: the launcher spells no device fact of its own), less `NCCL_IB_HCA`
+  accelerator's own prefixes (DeepSpeed's `export_envs()`, the accelerator class's `export_env_prefixes`: npu's
+  `ASCEND`, `HCCL`, `LD_LIBRARY`, `PATH`; the launcher spells no device fact of its own), less `NCCL_IB_HCA`
   and `UCX_NET_DEVICES` where `AISC_JOB_NAME` is set, as DeepSpeed leaves them out;
 - the `NAME=value` lines of `.deepspeed_env` (or of the file `DS_ENV_FILE` names) in the home directory,
   then in the working directory, the later winning; name and value stripped of surrounding blanks, as
@@ -30,7 +30,7 @@ DEFAULT_FILE_NAME = ".deepspeed_env"
 def prefixed_variables(environ: Mapping[str, str], accelerator: str | None) -> dict[str, str]:
     """The head's variables DeepSpeed's launcher exports to the nodes, in the environment's order."""
     device = accelerator_class(accelerator) if accelerator is not None else None
-    prefixes = EXPORT_PREFIXES + tuple(getattr(device, "export_env_prefixes", ()))
+    prefixes = EXPORT_PREFIXES + (device.export_env_prefixes if device is not None else ())
     excluded = {name for key, names in EXCLUDED_WHERE_SET.items() if key in environ for name in names}
     return {name: value for name, value in environ.items() if name.startswith(prefixes) and name not in excluded}
 

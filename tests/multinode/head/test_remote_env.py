@@ -84,13 +84,25 @@ def test_the_heads_variables_deepspeed_sends_reach_the_nodes_and_no_others(dirs)
 
 
 
-def test_an_accelerator_class_s_own_prefixes_are_sent_too(dirs, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_accelerator_class_s_own_prefixes_are_sent_too(dirs) -> None:
+    # npu's in DeepSpeed (NPU_Accelerator.export_envs): ASCEND, HCCL, LD_LIBRARY, PATH; cpu has none.
+    environ = {"ASCEND_HOME": "/a", "HCCL_IF_IP": "10.0.0.1", "LD_LIBRARY_PATH": "/lib", "PATH": "/bin", "HOME": "/r"}
+    assert remote_env(environ, (), *dirs, accelerator="npu") == {name: environ[name] for name in
+                                                                 ("ASCEND_HOME", "HCCL_IF_IP", "LD_LIBRARY_PATH", "PATH")}
+    assert remote_env(environ, (), *dirs, accelerator="cpu") == {}
+
+
+@pytest.mark.parametrize(("ours", "module", "theirs"), [
+    ("cuda", "cuda_accelerator", "CUDA_Accelerator"), ("npu", "npu_accelerator", "NPU_Accelerator"),
+    ("hpu", "hpu_accelerator", "HPU_Accelerator"), ("xpu", "xpu_accelerator", "XPU_Accelerator"),
+    ("mps", "mps_accelerator", "MPS_Accelerator"), ("cpu", "cpu_accelerator", "CPU_Accelerator")])
+def test_each_accelerators_prefixes_are_deepspeeds_own(ours: str, module: str, theirs: str) -> None:
+    import importlib
+
     from accelerators import accelerator_class
 
-    # npu's list in DeepSpeed (NPU_Accelerator.export_envs), as an accelerator class would declare it.
-    monkeypatch.setattr(accelerator_class("cpu"), "export_env_prefixes", ("ASCEND", "LD_LIBRARY"), raising=False)
-    environ = {"ASCEND_HOME": "/a", "LD_LIBRARY_PATH": "/lib", "PATH": "/bin"}
-    assert remote_env(environ, (), *dirs, accelerator="cpu") == {"ASCEND_HOME": "/a", "LD_LIBRARY_PATH": "/lib"}
+    deepspeed_class = getattr(importlib.import_module(f"deepspeed.accelerator.{module}"), theirs)
+    assert accelerator_class(ours).export_env_prefixes == tuple(deepspeed_class.export_envs(None))
 
 
 def test_our_prefixes_and_exclusions_are_deepspeeds_own() -> None:
