@@ -35,16 +35,17 @@ def die_with_launcher() -> None:
     ACCEL_LAUNCHER_PID); nothing where Linux has no parent-death signal."""
     if not prctl(PR_SET_PDEATHSIG, PARENT_DEATH_SIGNAL):
         return
-    signal.signal(PARENT_DEATH_SIGNAL, _on_parent_death)
-    os.register_at_fork(after_in_child=_leave_to_the_rank)
     launcher_pid = os.environ.get(LAUNCHER_PID_VAR)
-    if not launcher_pid:
-        return
-    if os.getppid() != int(launcher_pid):
+    if launcher_pid and os.getppid() != int(launcher_pid):
         # The launcher died before prctl took effect: no signal will come, so leave now.
         _terminate_everything()
         return
-    threading.Thread(target=_watch, args=(int(launcher_pid),), name="accel-launcher-watch", daemon=True).start()
+    if launcher_pid:
+        # Before the handler: the launcher reads the handler as "ready for Ctrl-C as SIGINT", and until then sends
+        # SIGTERM, so no KeyboardInterrupt can land inside `Thread.start`.
+        threading.Thread(target=_watch, args=(int(launcher_pid),), name="accel-launcher-watch", daemon=True).start()
+    signal.signal(PARENT_DEATH_SIGNAL, _on_parent_death)
+    os.register_at_fork(after_in_child=_leave_to_the_rank)
 
 
 def _watch(launcher_pid: int) -> None:
@@ -53,10 +54,9 @@ def _watch(launcher_pid: int) -> None:
     _terminate_everything()
 
 
-def _on_parent_death(signum: int, _frame: object) -> None:
-    """The parent-death signal; a second one is ignored (Linux sends one per thread of the dying launcher that
-    the rank is handed to)."""
-    signal.signal(signum, signal.SIG_IGN)
+def _on_parent_death(_signum: int, _frame: object) -> None:
+    """The parent-death signal (Linux sends one per thread of the dying launcher that the rank is handed to; the
+    action is taken once)."""
     _terminate_everything()
 
 
