@@ -55,6 +55,16 @@ def wait_gone(marker: str, timeout: float) -> list[psutil.Process]:
         time.sleep(0.1)
 
 
+def wait_blocked(record_dir: Path, process: subprocess.Popen) -> None:
+    """Wait until the rank of `process` is about to block in torch's C++ (scripts/blocked_in_cpp.py writes
+    `blocked` just before), and half a second more."""
+    deadline = time.monotonic() + 150
+    while not (record_dir / "blocked").exists():
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.05)
+    time.sleep(0.5)
+
+
 def describe(processes: Sequence[psutil.Process]) -> list[str]:
     """pid and command line of each process, for an assertion message."""
     shown = []

@@ -15,7 +15,7 @@ import pytest
 
 from launcher.signal_rules import FORWARDED, STOP, signal_name
 
-from .jobs import describe, error_lines, launcher_leftovers, script, wait_gone
+from .jobs import describe, error_lines, launcher_leftovers, script, wait_blocked, wait_gone
 
 # Every test here runs on both launch paths (tests/conftest.py, `launch_path`).
 pytestmark = pytest.mark.usefixtures("launch_path")
@@ -166,11 +166,7 @@ def test_sigkill_to_the_launcher_ends_a_rank_blocked_in_torchs_cpp(start_job, fi
     # The rank stays in a store's connect for up to 100 s, where the parent-death signal's handler (Python's)
     # cannot run: the watch on the launcher's pidfd (launcher/rank/launcher_death.py) ends it.
     job = start_job([script("blocked_in_cpp.py")])
-    deadline = time.monotonic() + 150
-    while not (job.record_dir / "blocked").exists():
-        assert time.monotonic() < deadline and job.proc.poll() is None, job.output()[1]
-        time.sleep(0.05)
-    time.sleep(0.5)
+    wait_blocked(job.record_dir, job.proc)
     sent = job.send(signal.SIGKILL)
     job.finish(since=sent)
 

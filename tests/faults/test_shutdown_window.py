@@ -15,7 +15,7 @@ import pytest
 
 from tests.launches import clean_environ
 
-from .jobs import job_processes, script, wait_gone
+from .jobs import job_processes, script, wait_blocked, wait_gone
 
 # Every test here but the torchrun one runs on both launch paths (tests/conftest.py, `launch_path`).
 TWO = ["--nproc-per-node", "2"]
@@ -75,22 +75,13 @@ def test_torchrun_kills_the_same_preempted_handlers_after_its_variables_window(t
     assert (tmp_path / "term-0").exists() and not (tmp_path / "checkpoint-0").exists()
 
 
-def blocked(record_dir: Path, process: subprocess.Popen) -> None:
-    """Wait until the rank of `process` is about to block in torch's C++ (blocked_in_cpp.py), and a little more."""
-    deadline = time.monotonic() + 150
-    while not (record_dir / "blocked").exists():
-        assert time.monotonic() < deadline and process.poll() is None
-        time.sleep(0.05)
-    time.sleep(0.5)
-
-
 @pytest.mark.usefixtures("launch_path")
 @pytest.mark.timeout(120)
 def test_a_rank_blocked_in_torchs_cpp_ends_at_the_stop_signal_not_after_the_window(start_job):
     # The default window: 30 s. SIGTERM keeps its default action in a rank (launcher/contract/names.py:
     # PARENT_DEATH_SIGNAL); a handler of ours would wait until the C++ call returned, and the rank be killed at 30 s.
     job = start_job([script("blocked_in_cpp.py")])
-    blocked(job.record_dir, job.proc)
+    wait_blocked(job.record_dir, job.proc)
     sent = job.send(signal.SIGTERM)
     finished = job.finish(since=sent)
 
@@ -106,7 +97,7 @@ def test_torchrun_ends_the_same_blocked_rank_at_the_stop_signal(tmp_path):
                                 env=clean_environ({"RECORD_DIR": str(tmp_path)}),
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        blocked(tmp_path, torchrun)
+        wait_blocked(tmp_path, torchrun)
         sent = time.monotonic()
         torchrun.send_signal(signal.SIGTERM)
         torchrun.wait(timeout=60)
