@@ -13,7 +13,8 @@ __all__ = [
     "SUCCESS_STATUS", "FAILURE_STATUS", "VALIDATION_STATUS", "TIMEOUT_STATUS", "SIGNAL_STATUS_BASE",
     "REFUSAL_PHRASE", "START_REFUSAL_PHRASE", "LAUNCH_PATH_VAR", "STORE_FD_VAR",
     "AGREEMENT_VAR", "ERROR_FILE_VAR", "PARENT_DEATH_SIGNAL",
-    "INTERNAL_VARS", "HEAD_VARS",
+    "INTERNAL_VARS", "HEAD_VARS", "COMPILE_CACHE_VAR", "COMPILE_SECRET_VAR", "COMPILE_CACHE_MODES",
+    "COMPILE_WAIT_SECONDS",
 ]
 
 # The compile backend: the user may set it; every rank gets it resolved, with the level it came from.
@@ -23,6 +24,14 @@ BACKEND_SOURCE_VAR = "ACCEL_COMPILE_BACKEND_SOURCE"
 ACCELERATOR_KEYWORD = "accelerator"
 # The source of a backend no level named.
 DEFAULT_SOURCE = "accelerator default"
+
+# Compile once per job (docs/CONTRACT.md section 7): the mode (--compile-cache), every rank gets it resolved; the
+# secret that signs the job's copies of compiled graphs (the user may give the same one to every node); how long
+# a rank waits for another's compile before it compiles itself.
+COMPILE_CACHE_VAR = "ACCEL_COMPILE_CACHE"
+COMPILE_SECRET_VAR = "ACCEL_COMPILE_CACHE_SECRET"
+COMPILE_CACHE_MODES = ("job", "node", "off")
+COMPILE_WAIT_SECONDS = 600
 
 # What every rank gets beyond torchrun's own variables.
 ACCELERATOR_VAR = "ACCEL_ACCELERATOR"

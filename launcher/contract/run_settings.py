@@ -10,6 +10,7 @@ from functools import partial
 
 from launcher.contract.engine_options import EngineOptions, check_rdzv_backend
 from launcher.contract.flag_field import Number, both, check_flags, flag
+from launcher.contract.names import COMPILE_CACHE_MODES
 from launcher.contract.seconds import check_seconds
 from launcher.contract.text import check_given, check_host
 from launcher.errors import UsageError
@@ -61,6 +62,10 @@ class RunSettings:
                                  help="Stop the whole job after this many seconds (exit 124).")
     log_dir: str | None = flag(*both("log-dir"), default=None, metavar="DIR", check=check_given,
                                help="Keep every rank's stdout and stderr under DIR.")
+    compile_cache: str | None = flag(*both("compile-cache"), default=None, choices=COMPILE_CACHE_MODES,
+                                     help="Compile each graph once: in one rank of the job (job), of each node "
+                                     "(node), or in every rank, as torch does (off). Default: ACCEL_COMPILE_CACHE, "
+                                     "else job.")
     bind_cores: str | None = None  # --bind_core_list / --bind_cores_to_rank ("": all cores); each node splits its own
     verbose: bool = False
     quiet: bool = False  # DeepSpeed's -q / --log_level error: no launch line, only errors

@@ -20,6 +20,7 @@ from launcher.contract.names import ACCELERATOR_VAR, CPU_BINDING_VAR, DEFAULT_MA
 from launcher.errors import AcceleratorChoiceError, NodeIdentityError, PortBusyError
 from launcher.multinode.node.addresses import place_node
 from launcher.multinode.node.identity import NodeIdentity, node_identity
+from launcher.prepare.compile_env import compile_environment
 from launcher.prepare.core_split import binding_env, check_binding_env, parse_core_list, split_cores
 from launcher.prepare.local_slots import LocalSelection
 from launcher.prepare.nproc_value import ranks_per_node
@@ -95,6 +96,8 @@ def resolve_job(options: LaunchOptions, environ: dict[str, str], cwd: Path, plac
         rdzv_id=options.rdzv_id or (identity.job_id if identity is not None and identity.job_id else ""),
         job_env={**{k: v for k, v in file_values.items() if k not in environ}, **options.extra_env},
     )
+    config = replace(config, job_env={**config.job_env, **compile_environment(
+        options.settings.compile_cache, job_environ, config, cwd)})
     notes = () if node is not None or slots is None or devices_env else (
         f"{accelerator.name} has no devices to choose from: the device flags start {config.nproc_per_node} rank(s)",)
     if place:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 from pathlib import Path
 
 from launcher.contract.job_config import JobConfig
-from launcher.contract.names import TORCHRUN_VARS
+from launcher.contract.names import COMPILE_SECRET_VAR, TORCHRUN_VARS
 from launcher.escaped import one_line
+from launcher.prepare.compile_env import compile_cache_text
 from launcher.run.direct.path_choice import path_text
 from launcher.run.rank_process import rank_command
 from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, master_addr
@@ -17,6 +19,7 @@ __all__ = ["plan_rows", "format_plan", "ENV_FILE_ROW"]
 ENV_FILE_ROW = ".env file"
 
 FREE_PORT = "<free port>"
+SECRET = "<secret>"
 FROM_RENDEZVOUS = "<from rendezvous>"
 
 
@@ -36,9 +39,10 @@ def plan_rows(config: JobConfig, detected_by: str, env_file: Path | None = None)
         ("rendezvous", _rendezvous_text(config)),
         ("launch path", path_text(config)),
         ("log dir", config.settings.log_dir or "(none: stdout inherited, stderr kept in a private temp dir)"),
+        ("compile cache", compile_cache_text(config.rank_env, os.environ)),
     ]
     for name, value in sorted(config.rank_env.items()):
-        rows.append(("environment", f"{name}={value}"))
+        rows.append(("environment", f"{name}={SECRET if name == COMPILE_SECRET_VAR else value}"))
     master = _master(config)
     for local_rank in range(config.nproc_per_node):
         rows.append((f"rank env {local_rank}", _rank_env_text(config, local_rank, low == high, master)))

@@ -23,6 +23,7 @@ from types import ModuleType, TracebackType
 from launcher.contract.names import FAILURE_STATUS, START_REFUSAL_PHRASE
 from launcher.rank.after_import import after_import
 from launcher.rank.bind_cores import apply_cpu_binding
+from launcher.rank.compile_cache.install import share_compiles
 from launcher.rank.deepspeed_bridge import bridge_deepspeed
 from launcher.rank.gloo_exit import settle_gloo_at_exit
 from launcher.rank.hf_bridge import bridge_transformers
@@ -58,6 +59,7 @@ def main(argv: list[str] | None = None) -> None:
         accelerator = install_backend()
         bridge_deepspeed(accelerator)
         bridge_transformers(accelerator)
+        share_compiles()
         # torch and dynamo live as long as the rank: once imported, take their millions of objects out of the
         # collector's sight, so neither the user's collections nor the exit walk them (an exit took 1.7 s
         # instead of 0.25 s here, and a failed rank's exit delays the whole job's teardown).

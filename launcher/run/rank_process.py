@@ -4,6 +4,7 @@ environment it gets beyond torchrun's own variables (docs/CONTRACT.md section 3)
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -11,7 +12,10 @@ from pathlib import Path
 from launcher.contract.job_config import JobConfig
 from launcher.contract.names import ACCELERATOR_VAR
 
-__all__ = ["rank_command", "node_environment", "omp_threads", "physical_cores"]
+__all__ = ["rank_command", "node_environment", "omp_threads", "physical_cores", "COMPILE_THREADS_VAR"]
+
+# inductor's compile workers; torch's default, min(32, CPUs), in every rank of a node would oversubscribe it.
+COMPILE_THREADS_VAR = "TORCHINDUCTOR_COMPILE_THREADS"
 
 
 def rank_command(config: JobConfig) -> list[str]:
@@ -23,10 +27,13 @@ def rank_command(config: JobConfig) -> list[str]:
 def node_environment(
     accelerator: str, nproc_per_node: int, environ: Mapping[str, str], physical_cores: int | None
 ) -> dict[str, str]:
-    """This node's accelerator, plus OMP_NUM_THREADS when it is unset and more than one rank shares the node."""
+    """This node's accelerator, plus, when more than one rank shares the node, OMP_NUM_THREADS (each rank's share of
+    the physical cores) and TORCHINDUCTOR_COMPILE_THREADS (its share of the CPUs it may use), each unless set."""
     env = {ACCELERATOR_VAR: accelerator}
     if "OMP_NUM_THREADS" not in environ and nproc_per_node > 1:
         env["OMP_NUM_THREADS"] = str(omp_threads(physical_cores, nproc_per_node))
+    if COMPILE_THREADS_VAR not in environ and nproc_per_node > 1:
+        env[COMPILE_THREADS_VAR] = str(max(1, len(os.sched_getaffinity(0)) // nproc_per_node))
     return env
 
 

@@ -1,0 +1,112 @@
+"""The cache torch's inductor calls as its remote FX-graph cache (`get` on a local miss, `put` after a compile):
+one compile per graph per job.
+
+`get` takes the graph's node lock; a rank that waited for it loads the node's copy. Otherwise, across nodes, it
+loads the job's copy, or claims the compile, or waits for the rank that claimed it. A rank that returns None
+compiles, holding the node's lock and the job's claim until its `put` publishes the graph, or until its compile
+ends without one (`compile_ended`: the waiters then compile themselves). Every wait is bounded; a graph that
+differs between ranks has another key, and is simply compiled.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+from collections.abc import Callable
+
+from launcher.rank.compile_cache.job_share import JobShare
+from launcher.rank.compile_cache.kernels import KernelFiles
+from launcher.rank.compile_cache.node_share import NodeShare
+
+__all__ = ["GraphCache"]
+
+
+class GraphCache:
+    """One rank's side of compile-once, as the backend of torch's `RemoteFxGraphCache`."""
+
+    def __init__(self, node: NodeShare | None, job: Callable[[], JobShare | None], kernels: KernelFiles,
+                 wait_seconds: float) -> None:
+        self._node, self._job, self._kernels = node, job, kernels
+        self._wait = wait_seconds
+        self._owner = os.getpid()
+        self._claimed: set[str] = set()
+
+    def get(self, key: str) -> bytes | None:
+        """The graph's entry as torch stored it, or None: this rank compiles it."""
+        if os.getpid() != self._owner:  # a process the rank forked shares nothing of the rank's
+            return None
+        payload = self._find(key)
+        unpacked = _unpacked(payload) if payload is not None else None
+        if unpacked is None:
+            self._kernels.noting()
+            return None
+        entry, kernels = unpacked
+        self._kernels.place(kernels)
+        return entry
+
+    def put(self, key: str, entry: bytes) -> None:
+        """Publish the entry this rank just compiled, with its kernels, then let the waiting ranks load it."""
+        if os.getpid() != self._owner:
+            return
+        payload = _packed(entry, self._kernels.taken())
+        if self._node is not None:
+            self._node.write(key, payload)
+            self._node.unlock(key)
+        job = self._job()
+        if job is not None:
+            job.publish(key, payload)
+        self._claimed.discard(key)
+
+    def compile_ended(self) -> None:
+        """At the end of each graph's compile: what this rank still holds will not be published."""
+        if os.getpid() != self._owner:
+            return
+        job = self._job() if self._claimed else None
+        for key in self._claimed:
+            if job is not None:
+                job.give_up(key)
+        self._claimed.clear()
+        if self._node is not None:
+            self._node.unlock_all()
+
+    def _find(self, key: str) -> bytes | None:
+        node = self._node
+        if node is not None and not node.holds(key):
+            taken, waited = node.lock(key, self._wait)
+            copy = node.read(key) if waited else None
+            if copy is not None:
+                node.unlock(key)
+                return copy
+        job = self._job()
+        if job is None:
+            return None
+        copy = job.fetch(key)
+        if copy is None:
+            claimer = job.claim(key)
+            if claimer is None:
+                self._claimed.add(key)
+                return None
+            copy = job.wait_for(key, claimer, self._wait)
+        if copy is None:
+            return None
+        if node is not None:
+            node.write(key, copy)
+            node.unlock(key)
+        return copy
+
+
+def _packed(entry: bytes, kernels: dict[str, bytes]) -> bytes:
+    return json.dumps({"entry": base64.b64encode(entry).decode("ascii"),
+                       "kernels": {name: base64.b64encode(data).decode("ascii") for name, data in kernels.items()}
+                       }).encode("ascii")
+
+
+def _unpacked(payload: bytes) -> tuple[bytes, dict[str, bytes]] | None:
+    """The entry and kernels of a payload of ours; None for anything else (then the rank compiles)."""
+    try:
+        data = json.loads(payload)
+        return (base64.b64decode(data["entry"], validate=True),
+                {str(name): base64.b64decode(text, validate=True) for name, text in dict(data["kernels"]).items()})
+    except (ValueError, TypeError, KeyError):
+        return None

@@ -1,0 +1,131 @@
+"""Compile once per job, hooked into a rank's torch (docs/CONTRACT.md section 7).
+
+Where the launcher asks for it (`ACCEL_COMPILE_CACHE` job or node, in a job of more than one rank), inductor's
+remote FX-graph cache is switched on unless the code or the user set it, and served by this rank's
+`GraphCache`: values set when torch's modules are imported, nothing imported, made or reached there. The cache is
+made at the first compile that asks for it; the job's store is reached then, and only when the job spans nodes.
+A process the rank forks shares nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import socket
+from datetime import timedelta
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from launcher.contract.names import COMPILE_CACHE_VAR, COMPILE_SECRET_VAR, COMPILE_WAIT_SECONDS
+from launcher.rank.after_import import after_import
+from launcher.rank.compile_cache.graph_cache import GraphCache
+from launcher.rank.compile_cache.job_share import JobShare
+from launcher.rank.compile_cache.kernels import KernelFiles
+from launcher.rank.compile_cache.node_share import NodeShare, private_folder
+
+__all__ = ["share_compiles"]
+
+# How long a rank may wait for the job's store at its first compile before it compiles on its own.
+_STORE_TIMEOUT = timedelta(seconds=60)
+
+
+def share_compiles() -> None:
+    """Arrange, without importing torch, for this rank's inductor compiles to be shared as the launcher says."""
+    mode = os.environ.get(COMPILE_CACHE_VAR, "")
+    secret = os.environ.pop(COMPILE_SECRET_VAR, "").encode()
+    if mode not in ("job", "node") or os.environ.get("WORLD_SIZE", "1") == "1":
+        return
+    several_nodes = mode == "job" and bool(secret) and os.environ.get("WORLD_SIZE") != os.environ.get("LOCAL_WORLD_SIZE")
+    sharing = _Sharing(secret if several_nodes else b"")
+    after_import("torch._inductor.config", _switch_on)
+    after_import("torch._inductor.remote_cache", sharing.serve)
+    after_import("torch._inductor.codecache", sharing.watch_kernels)
+    after_import("torch._inductor.compile_fx", sharing.watch_compiles)
+
+
+def _switch_on(config: ModuleType) -> None:
+    if config.fx_graph_remote_cache is None:  # None: neither the user's variable nor their code chose
+        config.fx_graph_remote_cache = True
+
+
+class _Sharing:
+    """The rank's GraphCache, made at its first use, and the hooks that feed it."""
+
+    def __init__(self, secret: bytes) -> None:
+        self._secret = secret
+        self._cache: GraphCache | None = None
+        self._kernels: KernelFiles | None = None
+        self._job: JobShare | None = None
+        self._job_tried = False
+
+    def cache(self) -> GraphCache:
+        """The rank's cache (torch calls this as `RemoteFxGraphCache.backend_override_cls`)."""
+        if self._cache is None:
+            from torch._inductor.runtime.cache_dir_utils import cache_dir
+
+            root = Path(cache_dir())
+            folder = private_folder(root / "accel-launch")
+            self._kernels = KernelFiles(root)
+            self._cache = GraphCache(NodeShare(folder) if folder is not None else None, self._job_share,
+                                     self._kernels, COMPILE_WAIT_SECONDS)
+        return self._cache
+
+    def serve(self, remote_cache: ModuleType) -> None:
+        remote_cache.RemoteFxGraphCache.backend_override_cls = staticmethod(self.cache)
+
+    def watch_kernels(self, codecache: ModuleType) -> None:
+        """Note each C++ library inductor loads, for the graph being compiled (launcher.rank.compile_cache.kernels)."""
+        cpp = codecache.CppCodeCache
+        original = cpp._load_library.__func__
+
+        def _load_library(cls: type, path: str, key: str) -> Any:
+            if self._kernels is not None:
+                self._kernels.loaded(path)
+            return original(cls, path, key)
+
+        cpp._load_library = classmethod(_load_library)
+
+    def watch_compiles(self, compile_fx: ModuleType) -> None:
+        """After each graph's compile, release what it did not publish (GraphCache.compile_ended)."""
+        original = compile_fx._compile_fx_inner
+
+        @functools.wraps(original)
+        def _compile_fx_inner(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return original(*args, **kwargs)
+            finally:
+                if self._cache is not None:
+                    self._cache.compile_ended()
+
+        compile_fx._compile_fx_inner = _compile_fx_inner
+
+    def _job_share(self) -> JobShare | None:
+        """The job's copies across nodes: reached once, at the first compile; None on one node or unreachable."""
+        if self._job_tried or not self._secret:
+            return self._job
+        self._job_tried = True
+        from torch.distributed import TCPStore
+
+        try:
+            store = TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), is_master=False,
+                             timeout=_STORE_TIMEOUT, wait_for_workers=False)
+        except (KeyError, ValueError, RuntimeError):
+            return None
+        self._job = JobShare(store, self._secret, os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"),
+                             f"{socket.gethostname()} {os.getpid()}", _alive)
+        return self._job
+
+
+def _alive(claimer: str) -> bool:
+    """Whether the rank that claimed a compile ("host pid") may still publish it: known only on this host."""
+    host, _, pid = claimer.partition(" ")
+    if host != socket.gethostname() or not pid.isdigit():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

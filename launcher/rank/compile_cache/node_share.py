@@ -1,0 +1,102 @@
+"""This node's part of compile-once: a lock per graph, so that one rank of the node compiles or fetches it while
+the node's other ranks wait, and the node's copy the waiters then load (one transfer per node, not per rank).
+
+The folder is inside torch's own cache folder (`TORCHINDUCTOR_CACHE_DIR`), trusted as torch trusts that folder:
+it must be this user's and writable by no one else, or the node shares nothing. A lock dies with its holder
+(flock), so a rank whose compiling peer died stops waiting at once.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import stat
+import time
+from pathlib import Path
+
+__all__ = ["NodeShare", "private_folder"]
+
+_POLL_SECONDS = 0.05
+_MAX_COPY_BYTES = 4 << 30
+
+
+def private_folder(path: Path) -> Path | None:
+    """`path`, made if missing, when it is a folder of this user's that no one else can write; else None."""
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o022:
+        return None
+    return path
+
+
+class NodeShare:
+    """The node's locks and copies, one file each per graph key, in a private folder."""
+
+    def __init__(self, folder: Path) -> None:
+        self._folder = folder
+        self._held: dict[str, int] = {}
+
+    def lock(self, key: str, seconds: float) -> tuple[bool, bool]:
+        """Take `key`'s lock within `seconds`: (taken, whether another rank of the node held it first)."""
+        try:
+            fd = os.open(self._path(key, ".lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        except OSError:
+            return False, False
+        deadline, waited = time.monotonic() + seconds, False
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                waited = True
+                if time.monotonic() >= deadline:
+                    os.close(fd)
+                    return False, True
+                time.sleep(_POLL_SECONDS)
+                continue
+            self._held[key] = fd
+            return True, waited
+
+    def unlock(self, key: str) -> None:
+        """Let the node's next rank have `key` (nothing when this rank does not hold it)."""
+        fd = self._held.pop(key, None)
+        if fd is not None:
+            os.close(fd)
+
+    def unlock_all(self) -> None:
+        """Let go of every lock this rank holds."""
+        for key in list(self._held):
+            self.unlock(key)
+
+    def holds(self, key: str) -> bool:
+        """Whether this rank holds `key`'s lock."""
+        return key in self._held
+
+    def read(self, key: str) -> bytes | None:
+        """The node's copy of `key`, or None (never blocks: no FIFO, no link is followed)."""
+        try:
+            fd = os.open(self._path(key, ".copy"), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            return None
+        with os.fdopen(fd, "rb") as file:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_COPY_BYTES:
+                return None
+            return file.read()
+
+    def write(self, key: str, payload: bytes) -> None:
+        """Keep `payload` as the node's copy of `key`, whole or not at all."""
+        path = self._path(key, ".copy")
+        temporary = f"{path}.{os.getpid()}.part"
+        try:
+            with open(temporary, "xb") as file:
+                file.write(payload)
+            os.replace(temporary, path)
+        except OSError:
+            Path(temporary).unlink(missing_ok=True)
+
+    def _path(self, key: str, suffix: str) -> str:
+        return str(self._folder / (hashlib.sha256(key.encode()).hexdigest()[:32] + suffix))

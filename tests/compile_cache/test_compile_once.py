@@ -1,0 +1,85 @@
+"""Compile once per job (docs/CONTRACT.md section 7), for real: cold inductor caches, real ranks, real gloo, and
+inductor's own counters to say which rank compiled a graph and which loaded it."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from tests.launches import Launcher
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
+
+STEP = str(Path(__file__).resolve().parents[1] / "scripts" / "compiled_ddp_step.py")
+RECORD_CXX = str(Path(__file__).resolve().parent / "record_cxx.sh")
+
+
+@pytest.mark.usefixtures("launch_path")
+def test_two_ranks_of_one_node_compile_each_graph_once(launch: Launcher, tmp_path: Path) -> None:
+    done = launch(["--nproc-per-node", "2", STEP], env={"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "cache")},
+                  timeout=200)
+    assert done.returncode == 0, done.stderr
+    records = done.records()
+    compiled = sorted(record["misses"] for record in records.values())
+    assert compiled[0] == 0 and compiled[1] > 0, records  # one rank compiled, the other compiled nothing
+    loader = next(record for record in records.values() if record["misses"] == 0)
+    assert loader["hits"] == compiled[1]  # ... and loaded every graph the first compiled
+    assert {record["env"]["ACCEL_COMPILE_CACHE_SECRET"] for record in records.values()} == {None}  # kept from the code
+
+
+@pytest.mark.parametrize("launch_path", ["direct"], indirect=True)
+def test_with_the_cache_off_every_rank_compiles_as_under_torch(launch: Launcher, tmp_path: Path,
+                                                               launch_path: str) -> None:
+    done = launch(["--compile-cache", "off", "--nproc-per-node", "2", STEP],
+                  env={"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "cache")}, timeout=200)
+    assert done.returncode == 0, done.stderr
+    assert [record["misses"] > 0 for record in done.records().values()] == [True, True]
+
+
+def test_a_second_node_with_its_own_cache_compiles_nothing_and_builds_no_kernel(launch: Launcher,
+                                                                                 tmp_path: Path) -> None:
+    """Two static nodes on loopback, each with a cold cache folder of its own (as two hosts have), one secret."""
+    import subprocess
+    import sys
+
+    from tests.launches import clean_environ
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = str(probe.getsockname()[1])
+    nodes = []
+    for node_rank in (0, 1):
+        records = tmp_path / f"records-{node_rank}"
+        records.mkdir()
+        env = clean_environ({"RECORD_DIR": str(records), "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / f"cache-{node_rank}"),
+                             "CXX": RECORD_CXX, "CXX_LOG": str(tmp_path / f"cxx-{node_rank}.log"),
+                             "ACCEL_COMPILE_CACHE_SECRET": "a secret both nodes were given"})
+        nodes.append(subprocess.Popen(
+            [sys.executable, "-m", "launcher", "--nnodes", "2", "--node-rank", str(node_rank), "--master-addr",
+             "127.0.0.1", "--master-port", port, "--rdzv-timeout", "60", STEP], cwd=tmp_path, env=env,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    outputs = [node.communicate(timeout=200) for node in nodes]
+    assert [node.returncode for node in nodes] == [0, 0], outputs
+    import json
+
+    misses = {node_rank: json.loads(next((tmp_path / f"records-{node_rank}").glob("rank-*.json")).read_text())["misses"]
+              for node_rank in (0, 1)}
+    builder = max(misses, key=lambda node_rank: misses[node_rank])
+    loader = 1 - builder
+    assert misses[loader] == 0 and misses[builder] > 0, misses
+    built = {node_rank: _outputs(tmp_path / f"cxx-{node_rank}.log", tmp_path / f"cache-{node_rank}")
+             for node_rank in (0, 1)}
+    # The loading node built only what every fresh inductor cache builds once (its probes of the CPU's vector
+    # instructions), none of the graphs' kernels: those came along, built, into its own cache folder.
+    kernels = built[builder] - built[loader]
+    assert kernels and built[loader] <= built[builder], built
+    assert all((tmp_path / f"cache-{loader}" / kernel).is_file() for kernel in kernels)
+
+
+def _outputs(log: Path, cache: Path) -> set[str]:
+    """What the C++ compiler wrote into `cache` (its -o files, relative), by the log record_cxx.sh keeps."""
+    words = [line.split() for line in log.read_text().splitlines()] if log.exists() else []
+    found = {run[index + 1] for run in words for index, word in enumerate(run[:-1]) if word == "-o"}
+    return {str(Path(path).relative_to(cache)) for path in found if path.startswith(str(cache))}

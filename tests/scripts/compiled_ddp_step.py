@@ -1,0 +1,42 @@
+"""A nanoGPT-like first step: a small MLP under DDP and torch.compile (the resolved backend), one training step,
+then what inductor's counters say this rank compiled and loaded, into $RECORD_DIR/rank-<RANK>.json."""
+
+import json
+import os
+import time
+
+import torch
+import torch.distributed as dist
+from torch._dynamo.utils import counters
+from torch.nn.parallel import DistributedDataParallel
+
+
+def main() -> None:
+    started = time.monotonic()
+    dist.init_process_group("gloo")
+    torch.manual_seed(0)
+    width = int(os.environ.get("MODEL_WIDTH", "32"))
+    model = torch.nn.Sequential(torch.nn.Linear(16, width), torch.nn.GELU(), torch.nn.Linear(width, 4))
+    ddp = DistributedDataParallel(torch.compile(model))  # nanoGPT's order
+    optimizer = torch.optim.SGD(ddp.parameters(), lr=0.1)
+    batch = torch.randn(8, 16) + dist.get_rank()
+    loss = ddp(batch).pow(2).mean()
+    loss.backward()
+    optimizer.step()
+    first_step = time.monotonic() - started
+    inductor = counters["inductor"]
+    record = {
+        "misses": inductor["fxgraph_cache_miss"],
+        "hits": inductor["fxgraph_cache_hit"],
+        "first_step_seconds": first_step,
+        "loss": loss.item(),
+        "env": {key: os.environ.get(key) for key in ("ACCEL_COMPILE_CACHE", "ACCEL_COMPILE_CACHE_SECRET",
+                                                     "TORCHINDUCTOR_COMPILE_THREADS", "TORCH_COMPILE_JOB_ID")},
+    }
+    with open(os.path.join(os.environ["RECORD_DIR"], f"rank-{os.environ['RANK']}.json"), "w") as handle:
+        json.dump(record, handle)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
