@@ -1,0 +1,24 @@
+"""A nanoGPT-like first training step under DDP and torch.compile: prints FIRST_STEP <epoch seconds> MISSES <n>
+once the step is done (rank 0 only), so the bench measures from the command to the first compiled step."""
+
+import os
+import time
+
+import torch
+import torch.distributed as dist
+from torch._dynamo.utils import counters
+from torch.nn.parallel import DistributedDataParallel
+
+dist.init_process_group("gloo")
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.GELU(), torch.nn.Linear(256, 256), torch.nn.GELU(),
+                            torch.nn.Linear(256, 8))
+ddp = DistributedDataParallel(torch.compile(model))
+optimizer = torch.optim.SGD(ddp.parameters(), lr=0.1)
+ddp(torch.randn(16, 64)).pow(2).mean().backward()
+optimizer.step()
+misses = torch.tensor([float(counters["inductor"]["fxgraph_cache_miss"])])
+dist.all_reduce(misses)
+if dist.get_rank() == 0:
+    print(f"FIRST_STEP {time.time()} MISSES {int(misses.item())}", flush=True)
+dist.destroy_process_group()
