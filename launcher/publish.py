@@ -16,14 +16,15 @@ from pathlib import Path
 __all__ = ["publish_file"]
 
 
-def publish_file(path: str | Path, text: str) -> None:
-    """Put `text` at `path` through a temporary file in the same folder; OSError when it cannot."""
+def publish_file(path: str | Path, text: str | bytes) -> None:
+    """Put `text` (or bytes) at `path` through a temporary file in the same folder (mode 0600); OSError when it
+    cannot."""
     import tempfile  # not at import: every rank imports this module, few ever write
 
     folder, name = os.path.split(os.fspath(path))
     fd, temp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder or ".")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        with (os.fdopen(fd, "wb") if isinstance(text, bytes) else os.fdopen(fd, "w", encoding="utf-8")) as handle:
             handle.write(text)
         os.replace(temp, path)
     except BaseException:

@@ -72,6 +72,6 @@ def _job_id(job: JobConfig, cwd: Path) -> str:
     """The same for every rank and node of a job, across its restarts and a relaunch of the same command: what
     names the job, hashed."""
     program = job.program
-    named = [str(cwd), program.mode, program.target, list(program.args), job.nnodes, job.nproc_per_node, job.backend.name,
-             job.rdzv_id]
+    named = [str(cwd), program.mode, program.target, list(program.args), job.nnodes, job.nproc_per_node,
+             job.backend.name, job.rdzv_id]
     return "accel-" + hashlib.sha256(json.dumps(named).encode()).hexdigest()[:16]

@@ -20,7 +20,6 @@ off (then every process walks the registry itself).
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import importlib.util
 import inspect
@@ -28,7 +27,6 @@ import json
 import logging
 import os
 import sys
-import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -38,6 +36,7 @@ from accelerators import Accelerator, backends
 from accelerators.accelerator import registered
 from accelerators.packages import package_installed
 from accelerators.torch_build import TorchBuild
+from launcher.file_lock import lock_within
 from launcher.publish import publish_file
 from launcher.rank.entry_points import entry_point_pairs
 from launcher.safe_read import UnsafeFileError, ownership_problem, read_user_text
@@ -62,7 +61,6 @@ _MAX_FILE_BYTES = 1 << 20
 # Longer than one walk of the registry takes on a loaded 2-core machine (5 s seen), so that the ranks of a node
 # still share one walk; short enough that a stuck holder costs a launch seconds, not forever.
 LOCK_WAIT_SECONDS = 10.0
-_LOCK_POLL_SECONDS = 0.05
 
 
 def backends_for(accelerator: Accelerator, build: TorchBuild | None, environ: Mapping[str, str]) -> tuple[str, ...]:
@@ -179,28 +177,11 @@ def _node_lock(path: Path) -> Iterator[None]:
         problem = ownership_problem(os.fstat(fd))
         if problem is not None:
             logger.debug("the lock %s is not used: it %s", lock, problem)
-        elif not _lock_within(fd, LOCK_WAIT_SECONDS):
+        elif not lock_within(fd, LOCK_WAIT_SECONDS):
             logger.info("the lock %s stayed held for %s s; walking the registry here", lock, LOCK_WAIT_SECONDS)
         yield
     finally:
         os.close(fd)
-
-
-def _lock_within(fd: int, seconds: float) -> bool:
-    """Take an exclusive flock on `fd`, trying until `seconds` have passed; False when it could not be had."""
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return True
-        except BlockingIOError:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return False
-            time.sleep(min(_LOCK_POLL_SECONDS, left))
-        except OSError as exc:  # ENOLCK, a file system without locks: go on without one
-            logger.debug("the lock could not be taken: %s", exc)
-            return False
 
 
 def _vendor_packages() -> list[str]:

@@ -3,12 +3,15 @@ inductor's own counters to say which rank compiled a graph and which loaded it."
 
 from __future__ import annotations
 
+import json
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.launches import Launcher
+from tests.launches import Launcher, clean_environ
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -38,14 +41,8 @@ def test_with_the_cache_off_every_rank_compiles_as_under_torch(launch: Launcher,
     assert [record["misses"] > 0 for record in done.records().values()] == [True, True]
 
 
-def test_a_second_node_with_its_own_cache_compiles_nothing_and_builds_no_kernel(launch: Launcher,
-                                                                                 tmp_path: Path) -> None:
+def test_a_second_node_with_its_own_cache_compiles_nothing_and_builds_no_kernel(tmp_path: Path) -> None:
     """Two static nodes on loopback, each with a cold cache folder of its own (as two hosts have), one secret."""
-    import subprocess
-    import sys
-
-    from tests.launches import clean_environ
-
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = str(probe.getsockname()[1])
@@ -53,17 +50,21 @@ def test_a_second_node_with_its_own_cache_compiles_nothing_and_builds_no_kernel(
     for node_rank in (0, 1):
         records = tmp_path / f"records-{node_rank}"
         records.mkdir()
-        env = clean_environ({"RECORD_DIR": str(records), "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / f"cache-{node_rank}"),
+        cache = str(tmp_path / f"cache-{node_rank}")
+        env = clean_environ({"RECORD_DIR": str(records), "TORCHINDUCTOR_CACHE_DIR": cache,
                              "CXX": RECORD_CXX, "CXX_LOG": str(tmp_path / f"cxx-{node_rank}.log"),
                              "ACCEL_COMPILE_CACHE_SECRET": "a secret both nodes were given"})
         nodes.append(subprocess.Popen(
             [sys.executable, "-m", "launcher", "--nnodes", "2", "--node-rank", str(node_rank), "--master-addr",
              "127.0.0.1", "--master-port", port, "--rdzv-timeout", "60", STEP], cwd=tmp_path, env=env,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-    outputs = [node.communicate(timeout=200) for node in nodes]
+    try:
+        outputs = [node.communicate(timeout=200) for node in nodes]
+    finally:  # a launcher stopped by SIGTERM stops its ranks: nothing of the test is left running
+        for node in nodes:
+            node.terminate()
+            node.wait(timeout=60)
     assert [node.returncode for node in nodes] == [0, 0], outputs
-    import json
-
     misses = {node_rank: json.loads(next((tmp_path / f"records-{node_rank}").glob("rank-*.json")).read_text())["misses"]
               for node_rank in (0, 1)}
     builder = max(misses, key=lambda node_rank: misses[node_rank])

@@ -1,6 +1,7 @@
 """A nanoGPT-like first step: a small MLP under DDP and torch.compile (the resolved backend), one training step,
 then what inductor's counters say this rank compiled and loaded, into $RECORD_DIR/rank-<RANK>.json."""
 
+import gc
 import json
 import os
 import time
@@ -35,6 +36,11 @@ def main() -> None:
     }
     with open(os.path.join(os.environ["RECORD_DIR"], f"rank-{os.environ['RANK']}.json"), "w") as handle:
         json.dump(record, handle)
+    # The DDP reducer lets go of the process group first: freed last inside the reducer, gloo's group joins its
+    # worker thread with the GIL held while that thread waits for the GIL (a deadlock seen in torch 2.13 with a
+    # compiled model); freed by destroy_process_group, torch releases the GIL around it.
+    del ddp, optimizer, loss
+    gc.collect()
     dist.destroy_process_group()
 
 

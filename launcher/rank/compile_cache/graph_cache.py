@@ -73,7 +73,7 @@ class GraphCache:
     def _find(self, key: str) -> bytes | None:
         node = self._node
         if node is not None and not node.holds(key):
-            taken, waited = node.lock(key, self._wait)
+            _taken, waited = node.lock(key, self._wait)
             copy = node.read(key) if waited else None
             if copy is not None:
                 node.unlock(key)

@@ -36,7 +36,8 @@ def share_compiles() -> None:
     secret = os.environ.pop(COMPILE_SECRET_VAR, "").encode()
     if mode not in ("job", "node") or os.environ.get("WORLD_SIZE", "1") == "1":
         return
-    several_nodes = mode == "job" and bool(secret) and os.environ.get("WORLD_SIZE") != os.environ.get("LOCAL_WORLD_SIZE")
+    several_nodes = os.environ.get("WORLD_SIZE") != os.environ.get("LOCAL_WORLD_SIZE")
+    several_nodes = several_nodes and mode == "job" and bool(secret)
     sharing = _Sharing(secret if several_nodes else b"")
     after_import("torch._inductor.config", _switch_on)
     after_import("torch._inductor.remote_cache", sharing.serve)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 from pathlib import Path, PurePosixPath
 
+from launcher.publish import publish_file
+
 __all__ = ["KernelFiles"]
 
 _MAX_KERNEL_BYTES = 512 << 20
@@ -61,11 +63,8 @@ class KernelFiles:
             target = self._root.joinpath(*parts)
             if target.exists():
                 continue
-            temporary = target.with_name(f".{target.name}.{os.getpid()}.part")
             try:
                 target.parent.mkdir(parents=True, exist_ok=True)
-                with open(temporary, "xb") as file:
-                    file.write(data)
-                os.replace(temporary, target)
+                publish_file(target, data)
             except OSError:
-                temporary.unlink(missing_ok=True)
+                continue

@@ -2,22 +2,23 @@
 the node's other ranks wait, and the node's copy the waiters then load (one transfer per node, not per rank).
 
 The folder is inside torch's own cache folder (`TORCHINDUCTOR_CACHE_DIR`), trusted as torch trusts that folder:
-it must be this user's and writable by no one else, or the node shares nothing. A lock dies with its holder
-(flock), so a rank whose compiling peer died stops waiting at once.
+it must be this user's and writable by no one else, or the node shares nothing (the rule of the backend list's
+cache, `launcher.safe_read.ownership_problem`). A lock dies with its holder (flock), so a rank whose compiling
+peer died stops waiting at once.
 """
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
-import stat
-import time
 from pathlib import Path
+
+from launcher.file_lock import lock_within
+from launcher.publish import publish_file
+from launcher.safe_read import UnsafeFileError, ownership_problem, read_user_bytes
 
 __all__ = ["NodeShare", "private_folder"]
 
-_POLL_SECONDS = 0.05
 _MAX_COPY_BYTES = 4 << 30
 
 
@@ -28,9 +29,7 @@ def private_folder(path: Path) -> Path | None:
         info = os.lstat(path)
     except OSError:
         return None
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o022:
-        return None
-    return path
+    return path if ownership_problem(info, folder=True) is None else None
 
 
 class NodeShare:
@@ -46,19 +45,12 @@ class NodeShare:
             fd = os.open(self._path(key, ".lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         except OSError:
             return False, False
-        deadline, waited = time.monotonic() + seconds, False
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                waited = True
-                if time.monotonic() >= deadline:
-                    os.close(fd)
-                    return False, True
-                time.sleep(_POLL_SECONDS)
-                continue
-            self._held[key] = fd
-            return True, waited
+        waited = not lock_within(fd, 0)
+        if waited and not lock_within(fd, seconds):
+            os.close(fd)
+            return False, True
+        self._held[key] = fd
+        return True, waited
 
     def unlock(self, key: str) -> None:
         """Let the node's next rank have `key` (nothing when this rank does not hold it)."""
@@ -76,27 +68,18 @@ class NodeShare:
         return key in self._held
 
     def read(self, key: str) -> bytes | None:
-        """The node's copy of `key`, or None (never blocks: no FIFO, no link is followed)."""
+        """The node's copy of `key`, or None (never blocks; a link, or a file not this user's alone, is not read)."""
         try:
-            fd = os.open(self._path(key, ".copy"), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        except OSError:
+            return read_user_bytes(self._path(key, ".copy"), _MAX_COPY_BYTES, own_only=True)
+        except UnsafeFileError:
             return None
-        with os.fdopen(fd, "rb") as file:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_COPY_BYTES:
-                return None
-            return file.read()
 
     def write(self, key: str, payload: bytes) -> None:
-        """Keep `payload` as the node's copy of `key`, whole or not at all."""
-        path = self._path(key, ".copy")
-        temporary = f"{path}.{os.getpid()}.part"
+        """Keep `payload` as the node's copy of `key`, whole or not at all (a failure only costs a compile)."""
         try:
-            with open(temporary, "xb") as file:
-                file.write(payload)
-            os.replace(temporary, path)
+            publish_file(self._path(key, ".copy"), payload)
         except OSError:
-            Path(temporary).unlink(missing_ok=True)
+            return
 
     def _path(self, key: str, suffix: str) -> str:
         return str(self._folder / (hashlib.sha256(key.encode()).hexdigest()[:32] + suffix))
