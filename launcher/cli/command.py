@@ -24,7 +24,7 @@ from launcher.cli.pid_file import remove_pid_file, save_pid
 from launcher.cli.report import WithReport
 from launcher.contract.flag_field import both
 from launcher.contract.job_config import Program
-from launcher.contract.names import ERROR_FILE_VAR, VALIDATION_STATUS
+from launcher.contract.names import COMPILE_SECRET_VAR, ERROR_FILE_VAR, VALIDATION_STATUS
 from launcher.errors import LaunchError
 from launcher.escaped import escaped_lines
 from launcher.multinode.head.selection import HostFlags
@@ -116,8 +116,10 @@ def launch(ours: LaunchFlags, peers: PeerFlags, hosts: HostFlags, given: set[str
             from launcher.prepare.build_job import nodes_path
 
             path = nodes_path(node_job(job.config, hosts.selected_nodes()), dict(os.environ))
+            secrets = [value for value in (job.config.job_env.get(COMPILE_SECRET_VAR),
+                                           os.environ.get(COMPILE_SECRET_VAR)) if value]
             rows = [*rows[:4], ("launch path", path),
-                    *describe_commands(commands, list(sent_env(hosts, job.config, dict(os.environ), cwd)))]
+                    *describe_commands(commands, list(sent_env(hosts, job.config, dict(os.environ), cwd)), secrets)]
         click.echo(format_plan(rows))
         return
     if commands is not None:

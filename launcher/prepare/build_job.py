@@ -34,6 +34,7 @@ from launcher.resolve.node_facts import AcceleratorFacts, accelerator_facts
 from launcher.run.direct.path_choice import asked_path, engine_reason, path_text
 from launcher.run.rank_process import node_environment, physical_cores
 from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, rendezvous
+from launcher.run.worker_env import check_virtual_devices
 
 __all__ = ["PreparedJob", "prepare_job", "resolve_job", "place_node_job", "nodes_path", "check_ports"]
 
@@ -176,8 +177,11 @@ def _on_this_node(config: JobConfig, own_host: str | None, slots: tuple[int, ...
         **node_environment(config.accelerator, config.nproc_per_node, environ, physical_cores()),
         **_binding(config.settings.bind_cores, config.nproc_per_node, environ),
     }
-    return replace(config, node_addr=placement.node_addr if placement else None,
-                   hosts_store=placement.hosts_store if placement else None, node_env=node_env)
+    placed = replace(config, node_addr=placement.node_addr if placement else None,
+                     hosts_store=placement.hosts_store if placement else None, node_env=node_env)
+    if config.settings.engine.virtual_local_rank:
+        check_virtual_devices(config.nproc_per_node, {**environ, **placed.rank_env})
+    return placed
 
 
 def _layout(options: LaunchOptions, identity: NodeIdentity | None) -> tuple[str, int, str, bool]:

@@ -38,17 +38,21 @@ def compile_environment(flag: str | None, environ: Mapping[str, str], job: JobCo
     return env
 
 
-def compile_cache_text(rank_env: Mapping[str, str], environ: Mapping[str, str]) -> str:
-    """The plan's `compile cache` row."""
+def compile_cache_text(rank_env: Mapping[str, str], environ: Mapping[str, str], env_file_read: bool) -> str:
+    """The plan's `compile cache` row (`environ`: the launcher's; the env file's values are in `rank_env`)."""
     mode = rank_env.get(COMPILE_CACHE_VAR, "off")
-    user = _user_remote_cache(environ)
+    user = _user_remote_cache({**rank_env, **environ})
     if user is not None:
-        return f"off: your own remote cache ({user}={environ[user]}) serves inductor"
+        return f"off: your own remote cache ({user}={({**rank_env, **environ})[user]}) serves inductor"
     if mode == "off":
         return "off: every rank compiles every graph (torch's own behaviour)"
     if mode == "node":
         return "node: each graph compiled by one rank of each node, loaded by the node's others"
-    shared = "from ACCEL_COMPILE_CACHE_SECRET" if COMPILE_SECRET_VAR in environ else "made for this launch"
+    if COMPILE_SECRET_VAR in environ:
+        shared = f"from {COMPILE_SECRET_VAR}"
+    else:  # a generated secret and one from the env file both reach the ranks as the job's
+        shared = f"from the env file's {COMPILE_SECRET_VAR}, else made for this launch" if env_file_read else \
+            "made for this launch"
     return (f"job: each graph compiled by one rank of the job, loaded by every other (copies signed with a secret "
             f"{shared}; nodes started one by one share only with the same secret)")
 

@@ -39,7 +39,7 @@ def plan_rows(config: JobConfig, detected_by: str, env_file: Path | None = None)
         ("rendezvous", _rendezvous_text(config)),
         ("launch path", path_text(config)),
         ("log dir", config.settings.log_dir or "(none: stdout inherited, stderr kept in a private temp dir)"),
-        ("compile cache", compile_cache_text(config.rank_env, os.environ)),
+        ("compile cache", compile_cache_text(config.rank_env, os.environ, env_file is not None)),
     ]
     for name, value in sorted(config.rank_env.items()):
         rows.append(("environment", f"{name}={SECRET if name == COMPILE_SECRET_VAR else value}"))

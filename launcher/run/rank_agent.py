@@ -66,11 +66,9 @@ class RankGroupAgent(LocalElasticAgent):
                           master=(worker_group.master_addr, worker_group.master_port),
                           run_id=spec.rdzv_handler.get_run_id(),
                           restart_count=spec.max_restarts - self._remaining_restarts,
-                          max_restarts=spec.max_restarts, use_agent_store=spec.rdzv_handler.use_agent_store)
-        env = worker_env(place, os.environ)
-        if spec.virtual_local_rank:  # one device each, as device 0: torch's own rule
-            self._set_local_rank_env(env, worker.local_rank, spec)
-        return env
+                          max_restarts=spec.max_restarts, use_agent_store=spec.rdzv_handler.use_agent_store,
+                          virtual_local_rank=spec.virtual_local_rank)
+        return worker_env(place, os.environ)
 
     def _monitor_workers(self, worker_group: WorkerGroup) -> RunResult:
         self._deadline.remaining()  # raises JobTimeout once --timeout ran out

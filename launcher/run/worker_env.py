@@ -11,11 +11,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from launcher.contract.job_config import JobConfig
+from launcher.errors import UsageError
 
-__all__ = ["RankPlace", "direct_place", "worker_env", "SIGNALS_VAR"]
+__all__ = ["RankPlace", "direct_place", "worker_env", "check_virtual_devices", "SIGNALS_VAR"]
 
 # torch's launch_agent puts --signals-to-handle in its own environment, so every rank inherits it.
 SIGNALS_VAR = "TORCHELASTIC_SIGNALS_TO_HANDLE"
+# The devices --virtual-local-rank hands out, one per rank: torch's rule reads this variable only.
+VISIBLE_VAR = "CUDA_VISIBLE_DEVICES"
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,7 @@ class RankPlace:
     restart_count: int = 0
     max_restarts: int = 0
     use_agent_store: bool = True
+    virtual_local_rank: bool = False
 
 
 def direct_place(config: JobConfig, local_rank: int, run_id: str, master: tuple[str, int]) -> RankPlace:
@@ -45,7 +49,8 @@ def direct_place(config: JobConfig, local_rank: int, run_id: str, master: tuple[
     rank = config.global_rank(local_rank)
     return RankPlace(local_rank=local_rank, rank=rank, role=config.settings.engine.role, role_rank=rank,
                      group_rank=config.node_rank, local_world_size=config.nproc_per_node, world_size=world,
-                     group_world_size=nodes, role_world_size=world, master=master, run_id=run_id)
+                     group_world_size=nodes, role_world_size=world, master=master, run_id=run_id,
+                     virtual_local_rank=config.settings.engine.virtual_local_rank)
 
 
 def worker_env(place: RankPlace, environ: Mapping[str, str]) -> dict[str, str]:
@@ -68,5 +73,24 @@ def worker_env(place: RankPlace, environ: Mapping[str, str]) -> dict[str, str]:
         "TORCHELASTIC_RUN_ID": place.run_id,
         "TORCHELASTIC_USE_AGENT_STORE": str(place.use_agent_store),
         "TORCH_NCCL_ASYNC_ERROR_HANDLING": environ.get("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1"),
-        "LOCAL_RANK": str(place.local_rank),
+        **_local_device(place, environ),
     }
+
+
+def _local_device(place: RankPlace, environ: Mapping[str, str]) -> dict[str, str]:
+    """LOCAL_RANK, and with --virtual-local-rank the one device the rank sees as device 0: torch's rule
+    (`_set_local_rank_env`), the rank's entry of the launcher's CUDA_VISIBLE_DEVICES, else its local rank."""
+    if not place.virtual_local_rank:
+        return {"LOCAL_RANK": str(place.local_rank)}
+    visible = environ.get(VISIBLE_VAR)
+    device = visible.split(",")[place.local_rank].strip() if visible is not None else str(place.local_rank)
+    return {"LOCAL_RANK": "0", VISIBLE_VAR: device}
+
+
+def check_virtual_devices(nproc_per_node: int, environ: Mapping[str, str]) -> None:
+    """With --virtual-local-rank, a CUDA_VISIBLE_DEVICES that lists fewer devices than ranks is refused before any
+    rank starts (torch's agent raises ValueError when the rank past the list starts)."""
+    visible = environ.get(VISIBLE_VAR)
+    if visible is not None and len(visible.split(",")) < nproc_per_node:
+        raise UsageError(VISIBLE_VAR, visible, f"--virtual-local-rank gives each of the {nproc_per_node} ranks "
+                         "of this node one device of this list")

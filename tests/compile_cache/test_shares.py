@@ -21,6 +21,7 @@ from launcher.rank.compile_cache.graph_cache import GraphCache
 from launcher.rank.compile_cache.job_share import CHUNK_BYTES, JobShare
 from launcher.rank.compile_cache.kernels import KernelFiles
 from launcher.rank.compile_cache.node_share import NodeShare, private_folder
+from tests.launches import RECORD_RANK, CliRunnerFn
 
 
 @pytest.fixture
@@ -153,7 +154,32 @@ def test_the_users_own_remote_cache_wins_and_the_plan_says_so() -> None:
     environ = {"TORCHINDUCTOR_FX_GRAPH_REMOTE_CACHE": "1"}
     env = compile_environment("job", environ, job(), Path("/work"))
     assert env["ACCEL_COMPILE_CACHE"] == "off" and "ACCEL_COMPILE_CACHE_SECRET" not in env
-    assert "your own remote cache (TORCHINDUCTOR_FX_GRAPH_REMOTE_CACHE=1)" in compile_cache_text(env, environ)
+    assert "your own remote cache (TORCHINDUCTOR_FX_GRAPH_REMOTE_CACHE=1)" in compile_cache_text(env, environ, False)
+
+
+def test_a_remote_cache_set_in_the_env_file_is_the_one_the_plan_names(cli: CliRunnerFn, tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("TORCHINDUCTOR_REDIS_URL=redis://cache:6379\n")
+    result = cli(["--dry-run", "--nproc-per-node", "2", str(RECORD_RANK)])
+    assert result.status == 0, result.stderr
+    assert result.row("compile cache") == "off: your own remote cache (TORCHINDUCTOR_REDIS_URL=redis://cache:6379) " \
+        "serves inductor"
+    assert ("environment", "ACCEL_COMPILE_CACHE=off") in result.plan()
+
+
+@pytest.mark.parametrize(("env_file", "environ", "source"), [
+    ("", {}, "made for this launch"),
+    ("ACCEL_COMPILE_CACHE_SECRET=0123456789abcdefXYZ\n", {}, "from the env file's ACCEL_COMPILE_CACHE_SECRET, else "
+     "made for this launch"),
+    ("", {"ACCEL_COMPILE_CACHE_SECRET": "0123456789abcdefXYZ"}, "from ACCEL_COMPILE_CACHE_SECRET"),
+], ids=["made", "env-file", "environment"])
+def test_the_plan_says_where_the_jobs_secret_comes_from_and_never_shows_it(
+        cli: CliRunnerFn, tmp_path: Path, env_file: str, environ: dict[str, str], source: str) -> None:
+    if env_file:
+        (tmp_path / ".env").write_text(env_file)
+    result = cli(["--dry-run", "--nproc-per-node", "2", str(RECORD_RANK)], env=environ)
+    assert result.status == 0, result.stderr
+    assert f"secret {source};" in result.row("compile cache")
+    assert "0123456789abcdef" not in result.stdout
 
 
 @pytest.mark.parametrize("environ", [{"ACCEL_COMPILE_CACHE": "jobs"}, {"ACCEL_COMPILE_CACHE_SECRET": "short"}])

@@ -71,12 +71,19 @@ def node_launcher_argv(stop_on_stdin_eof: bool) -> list[str]:
     return [sys.executable, "-m", "launcher.multinode.node", *([STOP_ON_STDIN_EOF] if stop_on_stdin_eof else [])]
 
 
-def describe_commands(commands: Sequence[LaunchCommand], sent: Sequence[str]) -> list[tuple[str, str]]:
+def describe_commands(commands: Sequence[LaunchCommand], sent: Sequence[str],
+                      secrets: Sequence[str] = ()) -> list[tuple[str, str]]:
     """Plan rows: the names of the variables `sent` to every node (not their values), the exact command each
-    runner process runs, and the environment it is given."""
+    runner process runs, and the environment it is given, each of `secrets` shown as `<secret>`."""
+
+    def shown(text: str) -> str:
+        for secret in secrets:
+            text = text.replace(secret, "<secret>")
+        return text
+
     rows = [("sent to nodes", ", ".join(sent) or "(nothing but the job)")]
     for index, command in enumerate(commands):
         label = f"node {index} command" if len(commands) > 1 else "runner command"
-        rows.append((label, shlex.join(command.argv)))
-        rows.extend((f"runner env {index}", f"{name}={value}") for name, value in command.env.items())
+        rows.append((label, shown(shlex.join(command.argv))))
+        rows.extend((f"runner env {index}", shown(f"{name}={value}")) for name, value in command.env.items())
     return rows

@@ -205,3 +205,16 @@ def test_the_plan_names_the_variables_sent_to_the_nodes_without_their_values(
 def test_the_heads_plan_says_which_path_every_node_takes_and_why(cli: CliRunnerFn, tmp_path: Path, args: list[str],
                                                                  env: dict[str, str], path: str) -> None:
     assert dry_run(cli, tmp_path, args, env=env).row("launch path") == path
+
+
+@pytest.mark.parametrize("env", [{}, {"ACCEL_COMPILE_CACHE_SECRET": "my-own-secret-of-16+"}], ids=["made", "given"])
+def test_the_plan_shows_the_jobs_secret_sent_to_every_node_as_a_placeholder(
+        cli: CliRunnerFn, tmp_path: Path, env: dict[str, str]) -> None:
+    result = dry_run(cli, tmp_path, ["--export", "ACCEL_COMPILE_CACHE_SECRET", "train.py"] if env else ["train.py"],
+                     env=env)
+    commands = [value for label, value in result.plan() if label.startswith("node ") and label.endswith(" command")]
+    sent = [split_env(remote_words(command))[0] for command in commands]
+    secrets = {sent_job(words).job_env.get("ACCEL_COMPILE_CACHE_SECRET") or words.get("ACCEL_COMPILE_CACHE_SECRET")
+               for words in sent}
+    assert secrets == {"<secret>"}
+    assert "my-own-secret" not in result.stdout

@@ -33,9 +33,8 @@ def test_a_lone_node_without_restarts_takes_the_direct_path(cli: CliRunnerFn, fl
     (["--no-python"], {}, "--no-python (rank 0 runs no bootstrap to host the store)"),
     (["--event-log-handler", "console"], {}, "--event-log-handler"),
     (["--duplicate-stdout-filters", "loss"], {}, "--duplicate-*-filters"),
-    (["--virtual-local-rank"], {}, "--virtual-local-rank"),
     ([], {"TORCHELASTIC_ENABLE_FILE_TIMER": "1"}, "TORCHELASTIC_ENABLE_FILE_TIMER or TORCHELASTIC_HEALTH_CHECK_PORT"),
-], ids=["forced", "restarts", "node-range", "c10d-nodes", "endpoint", "static-endpoint", "no-python", "event-log", "filters", "virtual", "watchdog"])
+], ids=["forced", "restarts", "node-range", "c10d-nodes", "endpoint", "static-endpoint", "no-python", "event-log", "filters", "watchdog"])
 def test_what_only_the_engine_does_sends_the_launch_there_and_the_plan_says_why(
         cli: CliRunnerFn, flags: list[str], env: dict[str, str], reason: str) -> None:
     target = "true" if "--no-python" in flags else str(RECORD_RANK)
