@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import socket
 import statistics
 import subprocess
@@ -22,22 +21,41 @@ STEP = str(Path(__file__).resolve().parent / "scripts" / "compiled_first_step.py
 SECRET = "bench secret shared by both nodes"
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
-def run(commands: list[list[str]], caches: list[str], extra: dict[str, str]) -> tuple[float, float, int]:
-    """Start the commands together (one per node), each with its cache folder: seconds to the first step, CPU
-    seconds of all of them, and the job's cache misses."""
-    cpu, started = _children_cpu(), time.time()
-    processes = [subprocess.Popen(command, env={**os.environ, **extra, "TORCHINDUCTOR_CACHE_DIR": cache},
-                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-                 for command, cache in zip(commands, caches)]
-    outputs = [process.communicate(timeout=600)[0] for process in processes]
+def run(commands: list[list[str]], caches: list[str], extra: dict[str, str]) -> tuple[float, list[float], int]:
+    """Start the commands together (one per node, or one per rank started by hand), each with its cache folder:
+    seconds to the first step, each command's CPU seconds (its process and every process it waited for), and
+    the job's cache misses."""
+    started = time.time()
+    processes = []
+    for command, cache in zip(commands, caches):
+        env = {**os.environ, **extra, "TORCHINDUCTOR_CACHE_DIR": cache}
+        if command[0] == "by-hand":  # a rank started as the user would without a launcher
+            env.update(dict(pair.split("=", 1) for pair in command[1:-1]))
+            command = [sys.executable, command[-1]]
+        processes.append(subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                          text=True))
+    outputs, cpu = [], []
+    for process in processes:
+        outputs.append(process.stdout.read())
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+        cpu.append(usage.ru_utime + usage.ru_stime)
     line = next(line for output in outputs for line in output.splitlines() if line.startswith("FIRST_STEP"))
     _, stamp, _, misses = line.split()
-    return float(stamp) - started, _children_cpu() - cpu, int(misses)
+    return float(stamp) - started, cpu, int(misses)
+
+
+def _free_port() -> str:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return str(probe.getsockname()[1])
+
+
+def by_hand(ranks: int) -> list[list[str]]:
+    """Each rank with torch's variables, as a user starts ranks without a launcher."""
+    port = _free_port()
+    return [["by-hand", f"RANK={rank}", f"LOCAL_RANK={rank}", f"WORLD_SIZE={ranks}", f"LOCAL_WORLD_SIZE={ranks}",
+             "MASTER_ADDR=127.0.0.1", f"MASTER_PORT={port}", STEP] for rank in range(ranks)]
 
 
 def one_node(launcher: str, ranks: int, mode: str | None) -> list[str]:
@@ -48,9 +66,7 @@ def one_node(launcher: str, ranks: int, mode: str | None) -> list[str]:
 
 
 def two_nodes(mode: str) -> list[list[str]]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = str(probe.getsockname()[1])
+    port = _free_port()
     return [[str(BIN / "accel-launch"), "--nnodes", "2", "--node-rank", str(rank), "--master-addr", "127.0.0.1",
              "--master-port", port, "--compile-cache", mode, STEP] for rank in (0, 1)]
 
@@ -61,31 +77,37 @@ def main() -> None:
     repeats = parser.parse_args().repeats
     cases = {
         "cold, 1 rank, accel-launch": lambda: ([one_node("accel", 1, None)], 1),
+        "cold, 2 ranks, by hand": lambda: (by_hand(2), 1),
         "cold, 2 ranks, torchrun": lambda: ([one_node("torchrun", 2, None)], 1),
         "cold, 2 ranks, accel-launch --compile-cache off": lambda: ([one_node("accel", 2, "off")], 1),
         "cold, 2 ranks, accel-launch (job)": lambda: ([one_node("accel", 2, None)], 1),
         "cold, 2 nodes x 1 rank, own caches, off": lambda: (two_nodes("off"), 2),
         "cold, 2 nodes x 1 rank, own caches, job": lambda: (two_nodes("job"), 2),
     }
-    warm = {"warm, 2 ranks, torchrun": "torchrun", "warm, 2 ranks, accel-launch (job)": "accel"}
-    samples: dict[str, list[tuple[float, float, int]]] = {name: [] for name in [*cases, *warm]}
+    warm = {"warm, 1 rank, accel-launch": ("accel", 1), "warm, 2 ranks, torchrun": ("torchrun", 2),
+            "warm, 2 ranks, accel-launch (job)": ("accel", 2)}
+    samples: dict[str, list[tuple[float, list[float], int]]] = {name: [] for name in [*cases, *warm]}
     warm_cache = tempfile.mkdtemp(prefix="bench-warm-")
     run([one_node("accel", 2, "off")], [warm_cache], {})  # fills the warm cache
     for _ in range(repeats):
         for name, case in cases.items():
             commands, nodes = case()
-            caches = [tempfile.mkdtemp(prefix="bench-cold-") for _ in range(nodes)]
+            caches = [tempfile.mkdtemp(prefix="bench-cold-")] * len(commands) if nodes == 1 else \
+                [tempfile.mkdtemp(prefix="bench-cold-") for _ in range(nodes)]
             samples[name].append(run(commands, caches, {"ACCEL_COMPILE_CACHE_SECRET": SECRET}))
-        for name, launcher in warm.items():
-            samples[name].append(run([one_node(launcher, 2, None)], [warm_cache], {}))
+        for name, (launcher, ranks) in warm.items():
+            samples[name].append(run([one_node(launcher, ranks, None)], [warm_cache], {}))
     base = statistics.median(sample[0] for sample in samples["cold, 1 rank, accel-launch"])
-    print(f"| scenario | first step, s (median of {repeats}) | x 1 rank cold | job CPU, s | misses, summed |")
-    print("|---|---|---|---|---|")
+    print(f"| scenario | first step, s (median of {repeats}) | x 1 rank cold | job CPU, s | CPU per command, s "
+          "| misses, summed |")
+    print("|---|---|---|---|---|---|")
     for name, runs in samples.items():
         seconds = statistics.median(sample[0] for sample in runs)
-        cpu = statistics.median(sample[1] for sample in runs)
+        cpu = statistics.median(sum(sample[1]) for sample in runs)
+        each = " / ".join(f"{statistics.median(sample[1][index] for sample in runs):.1f}"
+                          for index in range(len(runs[0][1])))
         misses = statistics.median(sample[2] for sample in runs)
-        print(f"| {name} | {seconds:.2f} | {seconds / base:.2f} | {cpu:.1f} | {misses:g} |")
+        print(f"| {name} | {seconds:.2f} | {seconds / base:.2f} | {cpu:.1f} | {each} | {misses:g} |")
 
 
 if __name__ == "__main__":

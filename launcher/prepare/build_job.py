@@ -180,7 +180,7 @@ def _on_this_node(config: JobConfig, own_host: str | None, slots: tuple[int, ...
     placed = replace(config, node_addr=placement.node_addr if placement else None,
                      hosts_store=placement.hosts_store if placement else None, node_env=node_env)
     if config.settings.engine.virtual_local_rank:
-        check_virtual_devices(config.nproc_per_node, {**environ, **placed.rank_env})
+        check_virtual_devices(config.nproc_per_node, devices_env, {**environ, **placed.rank_env})
     return placed
 
 

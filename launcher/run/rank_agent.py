@@ -18,6 +18,7 @@ from torch.distributed.elastic.agent.server.api import RunResult, WorkerGroup, W
 from torch.distributed.elastic.agent.server.local_elastic_agent import LocalElasticAgent
 from torch.distributed.elastic.utils import macros
 
+from accelerators import accelerator_class
 from launcher.contract.job_config import JobConfig
 from launcher.run.job_outcome import Deadline
 from launcher.run.job_signals import RanksStopped, StopState
@@ -67,7 +68,8 @@ class RankGroupAgent(LocalElasticAgent):
                           run_id=spec.rdzv_handler.get_run_id(),
                           restart_count=spec.max_restarts - self._remaining_restarts,
                           max_restarts=spec.max_restarts, use_agent_store=spec.rdzv_handler.use_agent_store,
-                          virtual_local_rank=spec.virtual_local_rank)
+                          virtual_local_rank=spec.virtual_local_rank,
+                          visible_devices_env=accelerator_class(self._config.accelerator).visible_devices_env)
         return worker_env(place, os.environ)
 
     def _monitor_workers(self, worker_group: WorkerGroup) -> RunResult:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from accelerators import accelerator_class
 from launcher.contract.job_config import JobConfig
 from launcher.errors import UsageError
 
@@ -17,8 +18,6 @@ __all__ = ["RankPlace", "direct_place", "worker_env", "check_virtual_devices", "
 
 # torch's launch_agent puts --signals-to-handle in its own environment, so every rank inherits it.
 SIGNALS_VAR = "TORCHELASTIC_SIGNALS_TO_HANDLE"
-# The devices --virtual-local-rank hands out, one per rank: torch's rule reads this variable only.
-VISIBLE_VAR = "CUDA_VISIBLE_DEVICES"
 
 
 @dataclass(frozen=True)
@@ -40,6 +39,7 @@ class RankPlace:
     max_restarts: int = 0
     use_agent_store: bool = True
     virtual_local_rank: bool = False
+    visible_devices_env: str | None = None  # the job's accelerator's (accelerators/)
 
 
 def direct_place(config: JobConfig, local_rank: int, run_id: str, master: tuple[str, int]) -> RankPlace:
@@ -50,7 +50,8 @@ def direct_place(config: JobConfig, local_rank: int, run_id: str, master: tuple[
     return RankPlace(local_rank=local_rank, rank=rank, role=config.settings.engine.role, role_rank=rank,
                      group_rank=config.node_rank, local_world_size=config.nproc_per_node, world_size=world,
                      group_world_size=nodes, role_world_size=world, master=master, run_id=run_id,
-                     virtual_local_rank=config.settings.engine.virtual_local_rank)
+                     virtual_local_rank=config.settings.engine.virtual_local_rank,
+                     visible_devices_env=accelerator_class(config.accelerator).visible_devices_env)
 
 
 def worker_env(place: RankPlace, environ: Mapping[str, str]) -> dict[str, str]:
@@ -79,18 +80,22 @@ def worker_env(place: RankPlace, environ: Mapping[str, str]) -> dict[str, str]:
 
 def _local_device(place: RankPlace, environ: Mapping[str, str]) -> dict[str, str]:
     """LOCAL_RANK, and with --virtual-local-rank the one device the rank sees as device 0: torch's rule
-    (`_set_local_rank_env`), the rank's entry of the launcher's CUDA_VISIBLE_DEVICES, else its local rank."""
+    (`_set_local_rank_env`), the rank's entry of the launcher's list of visible devices, else its local rank, in
+    the variable of the job's accelerator (torch's rule writes CUDA's on every device; a CPU job has none)."""
     if not place.virtual_local_rank:
         return {"LOCAL_RANK": str(place.local_rank)}
-    visible = environ.get(VISIBLE_VAR)
+    name = place.visible_devices_env
+    if name is None:
+        return {"LOCAL_RANK": "0"}
+    visible = environ.get(name)
     device = visible.split(",")[place.local_rank].strip() if visible is not None else str(place.local_rank)
-    return {"LOCAL_RANK": "0", VISIBLE_VAR: device}
+    return {"LOCAL_RANK": "0", name: device}
 
 
-def check_virtual_devices(nproc_per_node: int, environ: Mapping[str, str]) -> None:
-    """With --virtual-local-rank, a CUDA_VISIBLE_DEVICES that lists fewer devices than ranks is refused before any
+def check_virtual_devices(nproc_per_node: int, visible_devices_env: str | None, environ: Mapping[str, str]) -> None:
+    """With --virtual-local-rank, a list of visible devices shorter than the node's ranks is refused before any
     rank starts (torch's agent raises ValueError when the rank past the list starts)."""
-    visible = environ.get(VISIBLE_VAR)
+    visible = environ.get(visible_devices_env) if visible_devices_env is not None else None
     if visible is not None and len(visible.split(",")) < nproc_per_node:
-        raise UsageError(VISIBLE_VAR, visible, f"--virtual-local-rank gives each of the {nproc_per_node} ranks "
-                         "of this node one device of this list")
+        raise UsageError(visible_devices_env, visible, f"--virtual-local-rank gives each of the {nproc_per_node} "
+                         "ranks of this node one device of this list")
