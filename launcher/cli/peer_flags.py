@@ -38,7 +38,7 @@ class PeerFlags:
     start_method: str = flag(*both("start-method"), default="spawn", choices=("spawn", "fork", "forkserver"),
                              show_default=True, help="Only spawn: every rank is a fresh interpreter.")
     run_path: bool = flag(*both("run-path"), default=False,
-                          help="Run SCRIPT by path (runpy.run_path), as every script runs.")
+                          help="Run SCRIPT by path, as every script runs.")
     shutdown_timeout: int | None = flag(*both("shutdown-timeout"), default=None, number=Number(minimum=0),
                                         metavar="SECONDS", help="torchrun's name for --grace-period.")
     # DeepSpeed

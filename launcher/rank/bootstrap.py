@@ -12,8 +12,10 @@ the program's own first frame.
 
 from __future__ import annotations
 
+import builtins
 import gc
 import importlib.machinery
+import io
 import os
 import runpy
 import signal
@@ -99,7 +101,7 @@ def _run(mode: str, target: str, args: list[str]) -> None:
         if mode == "module":
             runpy.run_module(target, run_name="__main__", alter_sys=True)
         else:
-            runpy.run_path(os.path.abspath(target), run_name="__main__")
+            _run_script(target)
     except (SystemExit, KeyboardInterrupt):
         raise
     except BaseException as exc:
@@ -109,9 +111,22 @@ def _run(mode: str, target: str, args: list[str]) -> None:
         sys.exit(FAILURE_STATUS)
 
 
+def _run_script(target: str) -> None:
+    """Run the script as `python script.py` does: as `__main__` for good, `__file__` absolute, sys.argv[0] as
+    typed (runpy.run_path makes both the path it is given)."""
+    path = os.path.abspath(target)
+    with io.open_code(path) as handle:
+        code = compile(handle.read(), path, "exec", dont_inherit=True)  # not this module's __future__ imports
+    main = ModuleType("__main__")
+    main.__dict__.update(__file__=path, __builtins__=builtins, __cached__=None,
+                         __loader__=importlib.machinery.SourceFileLoader("__main__", path))
+    sys.modules["__main__"] = main
+    exec(code, main.__dict__)
+
+
 def _program_frames(traceback: TracebackType | None) -> TracebackType | None:
     """The traceback without its first frames of ours and of runpy (those before the program's first)."""
-    ours = {_run.__code__.co_filename, runpy.run_path.__code__.co_filename}
+    ours = {_run.__code__.co_filename, runpy.run_module.__code__.co_filename}
     while traceback is not None and traceback.tb_next is not None and traceback.tb_frame.f_code.co_filename in ours:
         traceback = traceback.tb_next
     return traceback

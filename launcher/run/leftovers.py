@@ -27,10 +27,11 @@ _own: list[Path] = []
 
 
 def log_folder(log_dir: str | None) -> Path:
-    """A private (0700) folder for the ranks' logs: made inside --log-dir, or in the temp dir."""
+    """The folder the ranks' logs go in: --log-dir itself, as torchrun takes it (each attempt's folder inside it
+    is a fresh 0700 one, launcher/run/log_layout.py), else a private (0700) folder in the temp dir."""
     if log_dir:
         os.makedirs(log_dir, exist_ok=True)
-        return Path(tempfile.mkdtemp(prefix=PREFIX, dir=log_dir))
+        return Path(log_dir)
     return make_private_folder()
 
 

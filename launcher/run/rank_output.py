@@ -3,7 +3,7 @@
 A stream the user teed (`--tee`) is shown as torchrun shows it: every line under torch elastic's own
 header, `[{role}{local_rank}]:` (`[default0]:`). The stderr we tee ourselves (kept for the failure summary)
 gets one `[rankN]:` per line of a multi-rank job, never doubled when torch already wrote `[rankN]:`
-itself, and none for a one-rank job. A template in torchrun's variable is used as it is, as torchrun does.
+itself, and none for a one-rank job. The stdout we tee for --log-dir is shown bare, as without the flag. A template in torchrun's variable is used as it is, as torchrun does.
 The copies themselves: launcher/run/output_copy.py and terminal_lines.py.
 """
 
@@ -28,10 +28,13 @@ def rank_prefix(config: JobConfig, local_rank: int, stream: int, environ: Mappin
     """The prefix of every line of local rank `local_rank`'s stream (1 stdout, 2 stderr) on the terminal."""
     engine = config.settings.engine
     rank = config.global_rank(local_rank)
-    if environ.get(TEMPLATE_ENV):
+    teed = _asked(config, "--tee")[local_rank] & stream
+    if stream == _OUT and not teed:  # the copy --log-dir keeps: the terminal shows what it shows without it
+        text = ""
+    elif environ.get(TEMPLATE_ENV):
         text = Template(environ[TEMPLATE_ENV]).safe_substitute(role_name=engine.role, rank=rank,
                                                                 local_rank=local_rank)
-    elif _asked(config, "--tee")[local_rank] & stream:
+    elif teed:
         text = f"[{engine.role}{local_rank}]:"
     elif config.node_range[1] * config.nproc_per_node > 1:
         text = f"[rank{rank}]:"

@@ -20,6 +20,8 @@ from collections.abc import Callable
 __all__ = ["PENDING_BOUND", "RankLines", "Terminal", "terminal"]
 
 PENDING_BOUND = 64 * 1024
+# A line of the launcher's own that a rank prints (a note) starts its line, as the launcher's do.
+_OWN = b"accel-launch: "
 _ENDS = re.compile(rb"(\r|\n)")
 _terminals: dict[int, Terminal] = {}
 
@@ -35,7 +37,8 @@ class Terminal:
         self.gone = False
 
     def put(self, source: object, prefix: bytes, data: bytes) -> None:
-        """Write `data` of `source`: every line (after a \\n or a \\r) begins with `prefix`, unless it holds it."""
+        """Write `data` of `source`: every line (after a \\n or a \\r) begins with `prefix`, unless it holds it or
+        is a line of the launcher's own."""
         with self._lock:
             out = bytearray()
             if self._open is not None and self._open is not source:
@@ -56,7 +59,7 @@ class Terminal:
                         self._at_start = True
                 elif piece:
                     ended = False
-                    if (self._open is None or self._at_start) and not piece.startswith(prefix):
+                    if (self._open is None or self._at_start) and not piece.startswith((prefix, _OWN)):
                         out += prefix
                     out += piece
                     self._open, self._at_start = source, False

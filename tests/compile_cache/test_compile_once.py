@@ -41,8 +41,10 @@ def test_with_the_cache_off_every_rank_compiles_as_under_torch(launch: Launcher,
     assert [record["misses"] > 0 for record in done.records().values()] == [True, True]
 
 
-def test_a_second_node_with_its_own_cache_compiles_nothing_and_builds_no_kernel(tmp_path: Path) -> None:
-    """Two static nodes on loopback, each with a cold cache folder of its own (as two hosts have), one secret."""
+def test_a_second_node_with_its_own_cache_compiles_nothing_builds_no_kernel_and_fetches_each_graph_once(
+        tmp_path: Path) -> None:
+    """Two static nodes of two ranks on loopback, each node with a cold cache folder of its own (as two hosts
+    have), one secret."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = str(probe.getsockname()[1])
@@ -56,7 +58,8 @@ def test_a_second_node_with_its_own_cache_compiles_nothing_and_builds_no_kernel(
                              "ACCEL_COMPILE_CACHE_SECRET": "a secret both nodes were given"})
         nodes.append(subprocess.Popen(
             [sys.executable, "-m", "launcher", "--nnodes", "2", "--node-rank", str(node_rank), "--master-addr",
-             "127.0.0.1", "--master-port", port, "--rdzv-timeout", "60", STEP], cwd=tmp_path, env=env,
+             "127.0.0.1", "--master-port", port, "--rdzv-timeout", "60", "--nproc-per-node", "2", STEP],
+            cwd=tmp_path, env=env,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     try:
         outputs = [node.communicate(timeout=200) for node in nodes]
@@ -65,11 +68,19 @@ def test_a_second_node_with_its_own_cache_compiles_nothing_and_builds_no_kernel(
             node.terminate()
             node.wait(timeout=60)
     assert [node.returncode for node in nodes] == [0, 0], outputs
-    misses = {node_rank: json.loads(next((tmp_path / f"records-{node_rank}").glob("rank-*.json")).read_text())["misses"]
-              for node_rank in (0, 1)}
+    records = {node_rank: [json.loads(path.read_text()) for path in (tmp_path / f"records-{node_rank}").glob("*")]
+               for node_rank in (0, 1)}
+    misses = {node_rank: sum(record["misses"] for record in records[node_rank]) for node_rank in (0, 1)}
     builder = max(misses, key=lambda node_rank: misses[node_rank])
     loader = 1 - builder
-    assert misses[loader] == 0 and misses[builder] > 0, misses
+    assert misses[loader] == 0 and misses[builder] > 0, records
+    # One transfer per node: the loading node fetched each graph from the job once; its other rank loaded the
+    # node's copy. The building node compiled each graph once and fetched nothing.
+    graphs = misses[builder]
+    assert sum(record["fetched_from_job"] for record in records[loader]) == graphs, records
+    assert sum(record["loaded_from_node"] for record in records[loader]) == graphs, records
+    assert sum(record["fetched_from_job"] for record in records[builder]) == 0, records
+    assert sum(record["hits"] for record in records[builder]) == graphs, records
     built = {node_rank: _outputs(tmp_path / f"cxx-{node_rank}.log", tmp_path / f"cache-{node_rank}")
              for node_rank in (0, 1)}
     # The loading node built only what every fresh inductor cache builds once (its probes of the CPU's vector

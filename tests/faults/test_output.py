@@ -88,7 +88,7 @@ def test_a_log_file_over_the_size_limit_is_said_once_and_every_line_still_reache
     notes = [line for line in done.stderr.splitlines() if "is incomplete" in line]
     assert len(notes) == 1 and notes[0].startswith("accel-launch: rank 0's log ") and "File too large" in notes[0]
     assert "Traceback" not in done.stderr
-    logged = next((tmp_path / "logs").glob("*/*/attempt_0/0/stdout.log"))
+    logged = next((tmp_path / "logs").glob("*/attempt_0/0/stdout.log"))
     assert logged.stat().st_size == limit
     assert [path.name for path in logged.parent.iterdir() if path.name.endswith(".fifo")] == []
 

@@ -100,7 +100,7 @@ def test_redirects_keep_output_in_the_log_dir_only(launch: Launcher, tmp_path: P
     result = launch(["--nproc-per-node", "2", "--redirects", "3", "--log-dir", str(logs), DUMP, "--say", "r"])
     assert result.returncode == 0, result.stderr
     assert "r out" not in result.stdout and "r err" not in result.stderr
-    assert sorted(path.read_text() for path in logs.glob("*/*/attempt_0/*/stdout.log")) == ["r out 0\n", "r out 1\n"]
+    assert sorted(path.read_text() for path in logs.glob("*/attempt_0/*/stdout.log")) == ["r out 0\n", "r out 1\n"]
 
 
 @pytest.mark.timeout(120)
@@ -111,7 +111,7 @@ def test_duplicate_filters_keep_torchruns_own_tee_and_headers_in_the_filtered_fi
                      "--duplicate-stdout-filters", "f out", DUMP, "--say", "f"])
     assert result.returncode == 0, result.stderr
     assert sorted(result.stdout.splitlines()) == ["[default0]:f out 0", "[default1]:f out 1"]
-    filtered = next(logs.glob("*/*/attempt_0/filtered_stdout.log")).read_text()
+    filtered = next(logs.glob("*/attempt_0/filtered_stdout.log")).read_text()
     assert sorted(filtered.splitlines()) == ["[default0]:f out 0", "[default1]:f out 1"]  # was a NUL-marked header
 
 
@@ -120,7 +120,7 @@ def test_enable_each_rank_log_writes_each_ranks_streams_to_files(launch: Launche
     logs = tmp_path / "each"
     result = launch(["--nproc-per-node", "2", "--enable_each_rank_log", str(logs), DUMP, "--say", "e"])
     assert result.returncode == 0, result.stderr
-    assert sorted(path.read_text() for path in logs.glob("*/*/attempt_0/*/stdout.log")) == ["e out 0\n", "e out 1\n"]
+    assert sorted(path.read_text() for path in logs.glob("*/attempt_0/*/stdout.log")) == ["e out 0\n", "e out 1\n"]
 
 
 @pytest.mark.timeout(120)

@@ -141,3 +141,12 @@ def test_sigterm_keeps_its_default_in_a_rank_and_the_launchers_death_watch_stays
     assert json.loads(line.split("facts: ", 1)[1]) == {
         "sigterm_default": True, "parent_death_handled": True, "launcher_watched": 1,
         "child_parent_death_default": True, "child_threads": 1}
+
+
+@pytest.mark.timeout(120)
+def test_a_script_is_compiled_as_python_compiles_it_without_the_launchers_future_imports(launch: Launcher,
+                                                                                         tmp_path: Path) -> None:
+    (tmp_path / "annotated.py").write_text("def f(x: int) -> None:\n    pass\nprint('annotations', f.__annotations__)\n")
+    result = launch(["--compile-backend", "eager", "annotated.py"], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "annotations {'x': <class 'int'>, 'return': None}\n"  # strings under PEP 563

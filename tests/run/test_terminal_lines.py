@@ -77,6 +77,13 @@ def test_a_prefix_the_rank_wrote_itself_is_not_doubled_and_a_one_rank_job_has_no
     assert bytes(screen.data) == b"[rank0]:from torch\nalone\n"
 
 
+def test_a_line_of_the_launchers_own_that_a_rank_prints_starts_its_line() -> None:
+    screen = Screen()
+    _, rank = lines_on(screen)
+    rank.feed(b"accel-launch: note: the code's backend is used\nmine accel-launch: \n")
+    assert bytes(screen.data) == b"accel-launch: note: the code's backend is used\n[rank0]:mine accel-launch: \n"
+
+
 def test_a_stream_that_ends_without_a_newline_gets_its_line_ended() -> None:
     screen = Screen()
     terminal, rank = lines_on(screen)

@@ -29,6 +29,8 @@ def main() -> None:
     record = {
         "misses": inductor["fxgraph_cache_miss"],
         "hits": inductor["fxgraph_cache_hit"],
+        "fetched_from_job": counters["accel_launch"]["job_copies_fetched"],
+        "loaded_from_node": counters["accel_launch"]["node_copies_loaded"],
         "first_step_seconds": first_step,
         "loss": loss.item(),
         "env": {key: os.environ.get(key) for key in ("ACCEL_COMPILE_CACHE", "ACCEL_COMPILE_CACHE_SECRET",

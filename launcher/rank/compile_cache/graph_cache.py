@@ -73,10 +73,11 @@ class GraphCache:
     def _find(self, key: str) -> bytes | None:
         node = self._node
         if node is not None and not node.holds(key):
-            _taken, waited = node.lock(key, self._wait)
-            copy = node.read(key) if waited else None
+            node.lock(key, self._wait)
+            copy = node.read(key)  # left by a rank that held the lock before: now, or before this rank came
             if copy is not None:
                 node.unlock(key)
+                _count("node_copies_loaded")
                 return copy
         job = self._job()
         if job is None:
@@ -90,10 +91,19 @@ class GraphCache:
             copy = job.wait_for(key, claimer, self._wait)
         if copy is None:
             return None
+        _count("job_copies_fetched")
         if node is not None:
             node.write(key, copy)
             node.unlock(key)
         return copy
+
+
+def _count(name: str) -> None:
+    """Where a loaded graph came from, in torch's own counters beside inductor's cache hits
+    (`torch._dynamo.utils.counters["accel_launch"]`); torch is loaded: inductor is calling."""
+    from torch._dynamo.utils import counters
+
+    counters["accel_launch"][name] += 1
 
 
 def _packed(entry: bytes, kernels: dict[str, bytes]) -> bytes:
