@@ -45,3 +45,7 @@ class Seconds(click.FloatRange):
         if isinstance(value, str) and (not value.isascii() or "_" in value or value != value.strip()):
             self.fail(f"{value!r} is not a valid number (digits 0-9 only).", param, ctx)
         return super().convert(value, param, ctx)
+
+    def _describe_range(self) -> str:
+        """The range as --help shows it; nothing for an unbounded one (click would show `x<=None`)."""
+        return super()._describe_range() if self.min is not None or self.max is not None else ""

@@ -24,6 +24,7 @@ from launcher.run.job_outcome import Deadline
 from launcher.run.job_signals import RanksStopped, StopState
 from launcher.run.rank_group import RankGroup
 from launcher.run.rank_logs import RankLogs
+from launcher.run.terminal_lines import terminal
 from launcher.run.worker_env import RankPlace, worker_env
 from launcher.signal_rules import hurrying_signal, stop_hurried
 
@@ -81,6 +82,14 @@ class RankGroupAgent(LocalElasticAgent):
             return RunResult(state=WorkerState.SUCCEEDED,
                              return_values=dict.fromkeys(self.group.ranks.values()))
         return RunResult(state=WorkerState.HEALTHY)
+
+    def _restart_workers(self, worker_group: WorkerGroup) -> None:
+        """Say which rank ended the attempt and how, then restart as torch does."""
+        if self.group is not None and self.group.failures():
+            restarts = worker_group.spec.max_restarts
+            attempt = restarts - self._remaining_restarts + 1  # torch counted this restart already
+            terminal(2).note(self.group.restart_note(attempt, restarts + 1))
+        super()._restart_workers(worker_group)
 
     def _stop_workers(self, worker_group: WorkerGroup) -> None:
         self._shutdown()

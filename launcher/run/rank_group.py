@@ -10,6 +10,7 @@ teardown stopped included, as torch elastic counts them), the first to exit.
 
 from __future__ import annotations
 
+import socket
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -17,7 +18,7 @@ from typing import Literal
 
 from launcher.contract.names import ERROR_FILE_VAR
 from launcher.run.failure.first_failure import first_failure, lost_peer_note
-from launcher.run.failure.rank_failure import exit_status, failure_from_engine, tail_lines
+from launcher.run.failure.rank_failure import ended_how, exit_status, failure_from_engine, tail_lines
 from launcher.run.failure.root_cause import read_error_file
 from launcher.run.job_outcome import JobOutcome
 from launcher.run.rank_logs import RankLogs
@@ -115,6 +116,13 @@ class RankGroup:
         note = lost_peer_note(account.output_tail)
         message = account.summary() if note is None else f"{account.summary()}\n  {note}"
         return JobOutcome(exit_status(failure.exitcode), message, account)
+
+    def restart_note(self, attempt: int, attempts: int) -> str:
+        """The line that says this attempt failed and the next starts: which rank, how it ended."""
+        rank, failure = first_failure(self._failed(), self._processes.exited)
+        return (f"rank {rank} on {socket.gethostname()} ended with {ended_how(failure.exitcode)}; the ranks "
+                f"restart: attempt {attempt} of "
+                f"{attempts} (--max-restarts {attempts - 1})")
 
     def _failed(self) -> dict[int, RankExit]:
         """Every rank that ended with a non-zero status, by global rank; no error file read."""

@@ -3,11 +3,17 @@ and usage errors as one line with exit 2 (docs/CONTRACT.md section 5)."""
 
 from __future__ import annotations
 
+import re
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.launches import RECORD_RANK, CliRunnerFn
+from tests.launches import RECORD_RANK, CliRunnerFn, clean_environ
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_help_is_a_summary_an_example_and_every_option_with_both_spellings(cli: CliRunnerFn) -> None:
@@ -88,3 +94,28 @@ def test_a_value_error_from_our_own_code_is_not_worded_as_a_usage_error(
     monkeypatch.setattr("launcher.cli.command.prepare_job", a_bug)
     with pytest.raises(ValueError, match="a bug of ours"):
         cli(["--dry-run", str(RECORD_RANK)])
+
+
+def test_help_shows_each_numbers_range_and_never_an_unbounded_one(cli: CliRunnerFn) -> None:
+    result = cli(["--help"])
+    assert "[default: 0.1; x>0]" in " ".join(result.stdout.split())  # --monitor-interval
+    assert "None]" not in result.stdout
+
+
+def test_the_readmes_dry_run_is_what_the_dry_run_prints(tmp_path: Path) -> None:
+    """The README's example, word for word, but for what differs by machine: the venv's path, the job id and the
+    thread counts (this machine's cores)."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    command = "$ accel-launch --dry-run --nproc-per-node 2 examples/train.py --steps 20\n"
+    shown = readme[readme.index(command) + len(command):]
+    shown = shown[:shown.index("```")]
+    done = subprocess.run([sys.executable, "-m", "launcher", *shlex.split(command[2:])[1:]], cwd=REPO,
+                          env=clean_environ(), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+    def machine_free(text: str) -> str:
+        text = text.replace(sys.executable, "/path/to/.venv/bin/python3")
+        text = re.sub(r"TORCH_COMPILE_JOB_ID=accel-\w+", "TORCH_COMPILE_JOB_ID=accel-ID", text)
+        return re.sub(r"(OMP_NUM_THREADS|TORCHINDUCTOR_COMPILE_THREADS)=\d+", r"\1=N", text)
+
+    assert machine_free(done.stdout) == machine_free(shown)

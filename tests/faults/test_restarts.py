@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 import pytest
 
@@ -21,6 +22,9 @@ def test_a_restart_re_forms_the_gloo_group_and_tells_each_rank_its_attempt(run_j
         # the bootstrap ran again in the restarted rank: the backend is the validated one, not the default
         assert facts == {"attempt": 1, "backend": "eager"}
     assert not list(job.record_dir.glob("attempt-2-*"))
+    restarts = [line for line in finished.stderr.splitlines() if "the ranks restart" in line]
+    assert len(restarts) == 1 and re.fullmatch(r"accel-launch: rank 1 on \S+ ended with exit code 3; the ranks "
+                                                r"restart: attempt 2 of 2 \(--max-restarts 1\)", restarts[0])
     assert wait_gone(job.marker, timeout=5) == []
     figures(status=finished.returncode, seconds=finished.seconds)
 
@@ -33,6 +37,8 @@ def test_restarts_that_run_out_end_with_the_last_failure(run_job, figures):
     assert finished.returncode == 5, finished.stderr
     assert "rank 1 on " in finished.stderr and "failed first, with exit code 5" in finished.stderr
     assert "Traceback" not in finished.stderr
+    assert [line.split(" ended with ")[1] for line in finished.stderr.splitlines() if "the ranks restart" in line] \
+        == ["exit code 5; the ranks restart: attempt 2 of 2 (--max-restarts 1)"]  # none after the last attempt
     assert wait_gone(job.marker, timeout=5) == []
     figures(status=finished.returncode, seconds=finished.seconds)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from launcher.contract.names import REFUSAL_PHRASE, SIGNAL_STATUS_BASE, START_REFUSAL_PHRASE, VALIDATION_STATUS
 from launcher.run.failure.root_cause import RootCause, clip, read_error_file
 
-__all__ = ["RankFailure", "exit_status", "tail_lines", "failure_from_engine"]
+__all__ = ["RankFailure", "ended_how", "exit_status", "tail_lines", "failure_from_engine"]
 
 _TAIL_LINES = 20
 _TAIL_LINE_BYTES = 1 << 10
@@ -38,13 +38,7 @@ class RankFailure:
 
     def how(self) -> str:
         """`exit code 3` or `signal SIGKILL (9)`."""
-        if self.exitcode < 0:
-            try:
-                name = signal.Signals(-self.exitcode).name
-            except ValueError:
-                name = f"signal {-self.exitcode}"
-            return f"signal {name} ({-self.exitcode})"
-        return f"exit code {self.exitcode}"
+        return ended_how(self.exitcode)
 
     def summary(self) -> str:
         """One paragraph: the validation line alone, or the rank, its status, the exception it recorded
@@ -59,6 +53,17 @@ class RankFailure:
         if self.output_tail:
             parts += ["  last lines of its stderr:", *(f"    {line}" for line in self.output_tail)]
         return "\n".join(parts)
+
+
+def ended_how(exitcode: int) -> str:
+    """A process's end in words: `exit code 3` or `signal SIGKILL (9)` (Popen's returncode)."""
+    if exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        return f"signal {name} ({-exitcode})"
+    return f"exit code {exitcode}"
 
 
 def exit_status(exitcode: int) -> int:
