@@ -121,8 +121,7 @@ class EngineOptions:
                             help="One node: rendezvous on a free port with a fresh run id.")
     local_addr: str | None = flag(*both("local-addr"), default=None, metavar="ADDR",
                                   help="This node's address for the rendezvous.", check=check_host)
-    monitor_interval: float = flag(*both("monitor-interval"), default=0.1,
-                                   number=Number(whole=False, minimum=0, min_open=True),
+    monitor_interval: float = flag(*both("monitor-interval"), default=0.1, number=Number(whole=False),
                                    show_default=True, help="Seconds between the engine's checks of the ranks.",
                                    check=functools.partial(check_seconds, limit=MAX_MONITOR_SECONDS, above_zero=True))
     redirects: str = flag("-r", "--redirects", default="0", show_default=True, metavar="0-3|RANK:0-3,...",

@@ -98,7 +98,7 @@ def test_a_value_error_from_our_own_code_is_not_worded_as_a_usage_error(
 
 def test_help_shows_each_numbers_range_and_never_an_unbounded_one(cli: CliRunnerFn) -> None:
     result = cli(["--help"])
-    assert "[default: 0.1; x>0]" in " ".join(result.stdout.split())  # --monitor-interval
+    assert "ranks. [default: 0.1]" in " ".join(result.stdout.split())  # --monitor-interval: checked, not a range
     assert "None]" not in result.stdout
 
 
