@@ -20,7 +20,8 @@ def refuse(message: str, phrase: str = REFUSAL_PHRASE) -> NoReturn:
     import socket
 
     rank = os.environ.get("RANK", "?")
-    line = f"rank {rank} on {socket.gethostname()} {phrase}: {message}"
+    # The host as torchrun's failure table and MASTER_ADDR name it (docs/CONTRACT.md section 4).
+    line = f"rank {rank} on {socket.getfqdn()} {phrase}: {message}"
     error_file = os.environ.get(ERROR_FILE_VAR)
     if error_file:
         # Whole or not at all: a half-written record would be reported as an unreadable error file.

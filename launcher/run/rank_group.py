@@ -10,7 +10,7 @@ teardown stopped included, as torch elastic counts them), the first to exit.
 
 from __future__ import annotations
 
-import socket
+import signal
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -18,7 +18,8 @@ from typing import Literal
 
 from launcher.contract.names import ERROR_FILE_VAR
 from launcher.run.failure.first_failure import first_failure, lost_peer_note
-from launcher.run.failure.rank_failure import ended_how, exit_status, failure_from_engine, tail_lines
+from launcher.run.failure.rank_failure import (ended_how, exit_status, failure_from_engine, others_text, tail_lines,
+                                               this_host)
 from launcher.run.failure.root_cause import read_error_file
 from launcher.run.job_outcome import JobOutcome
 from launcher.run.rank_logs import RankLogs
@@ -32,6 +33,11 @@ GroupEnd = Literal["failed", "succeeded"]
 
 # How long the copies of the ranks' output may take to reach the end of their pipes once the ranks are gone.
 COPY_DRAIN_SECONDS = 2.0
+# How long the other ranks get to end by themselves once one failed, before they are stopped.
+FAILURE_SETTLE_SECONDS = 0.3
+# The signals a group is stopped with (a stop signal passed on, else SIGTERM; SIGKILL after the window).
+_STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGKILL, signal.SIGUSR1,
+                 signal.SIGUSR2}
 # torch's ProcessFailure for a rank that left no error file.
 _NO_RECORD = {"message": "<NONE>"}
 
@@ -56,6 +62,7 @@ class RankGroup:
         self.ranks: dict[int, int] = {}  # local rank -> global rank
         self._processes = RankProcesses()
         self._ended: dict[int, float] = {}  # local rank -> the time.time() its exit was handed over
+        self._stopped: set[int] | None = None  # local ranks still running when the group was first stopped
 
     def start(self, local_rank: int, argv: Sequence[str], env: Mapping[str, str], pass_fds: Sequence[int] = ()) -> int:
         """Start local rank `local_rank` (its global rank is the environment's RANK); its pid."""
@@ -85,8 +92,21 @@ class RankGroup:
 
     def stop(self, signum: int, window: float) -> None:
         """Stop the running ranks with `signum`, SIGKILL after `window` seconds (launcher/run/rank_stop.py)."""
+        if self._stopped is None:  # the ranks still running at the first stop: any other failed by itself
+            self._settle()
+            self._stopped = {local_rank for local_rank, process in self._processes.processes.items()
+                             if process.returncode is None}
         by_rank = {self.ranks[local_rank]: process for local_rank, process in self._processes.processes.items()}
         stop_ranks(by_rank, signum, window, wait=lambda seconds: self.wait(seconds))
+
+    def _settle(self) -> None:
+        """After a failure, the ranks failing alike a moment later end by themselves, with their own status and
+        whole tracebacks, before the others are stopped (at most FAILURE_SETTLE_SECONDS)."""
+        deadline = time.monotonic() + (FAILURE_SETTLE_SECONDS if self._failed() else 0.0)
+        while True:
+            self.wait(max(0.0, deadline - time.monotonic()))
+            if not self._processes.running() or time.monotonic() >= deadline:
+                return
 
     def end(self, signum: int, window: float) -> None:
         """The one way an attempt ends, on both paths: stop the running ranks (`stop`), sweep whatever they left
@@ -109,10 +129,18 @@ class RankGroup:
 
     def failure_outcome(self) -> JobOutcome:
         """The first failure's account (call it once the ranks are gone and the copies drained)."""
-        rank, failure = first_failure(self._failed(), self._processes.exited)
+        failed = self._failed()
+        rank, failure = first_failure(failed, self._processes.exited)
         log = self.logs.stderr_log(failure.local_rank)
         tail = tail_lines(log) if log is not None else ()
-        account = failure_from_engine(rank, failure.exitcode, self.logs.error_file(failure.local_rank), tail)
+        # A rank failed by itself when it ended with a status of its own, not a stop signal's (its default
+        # action, or 128 + its number from a handler): ranks failing alike exit within the same moment.
+        failed_too = sorted(other for other, ended in failed.items()
+                            if other != rank and ended.exitcode > 0 and ended.exitcode - 128 not in _STOP_SIGNALS)
+        stopped = {self.ranks[local_rank] for local_rank in self._stopped or ()} - {rank, *failed_too}
+        account = replace(failure_from_engine(rank, failure.exitcode, self.logs.error_file(failure.local_rank), tail),
+                          others=others_text(failed_too, bool(stopped)),
+                          shown_under=self.logs.stderr_shown_under(failure.local_rank))
         note = lost_peer_note(account.output_tail)
         message = account.summary() if note is None else f"{account.summary()}\n  {note}"
         return JobOutcome(exit_status(failure.exitcode), message, account)
@@ -120,7 +148,7 @@ class RankGroup:
     def restart_note(self, attempt: int, attempts: int) -> str:
         """The line that says this attempt failed and the next starts: which rank, how it ended."""
         rank, failure = first_failure(self._failed(), self._processes.exited)
-        return (f"rank {rank} on {socket.gethostname()} ended with {ended_how(failure.exitcode)}; the ranks "
+        return (f"rank {rank} on {this_host()} ended with {ended_how(failure.exitcode)}; the ranks "
                 f"restart: attempt {attempt} of "
                 f"{attempts} (--max-restarts {attempts - 1})")
 

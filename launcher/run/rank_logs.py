@@ -47,6 +47,13 @@ class RankLogs:
         path = self._layout.stderrs.get(local_rank)
         return Path(path) if path else None
 
+    def stderr_shown_under(self, local_rank: int) -> str | None:
+        """The prefix the rank's stderr reached the terminal under, as it came ("" for none); None when it did
+        not reach it (redirected to its file, or left out by --local-ranks-filter)."""
+        if local_rank in self._layout.tee_stderrs:
+            return rank_prefix(self._config, local_rank, 2).decode("utf-8", "replace")
+        return "" if not self._layout.stderrs.get(local_rank) else None
+
     def popen_streams(self, local_rank: int) -> tuple[object, object]:
         """The rank's stdout and stderr for Popen: a pipe for a teed stream, its file, or the terminal (None)."""
         return self._popen_stream(local_rank, 1), self._popen_stream(local_rank, 2)

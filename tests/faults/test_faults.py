@@ -37,7 +37,8 @@ def test_a_rank_that_exits_nonzero_ends_the_job_with_its_status_rank_and_stderr(
 
     assert finished.returncode == 3, finished.stderr
     assert "rank 1 on " in finished.stderr and "failed first, with exit code 3" in finished.stderr
-    assert "rank 1: failing on purpose" in finished.stderr.split("last lines of its stderr:")[1]
+    assert "[rank1]:rank 1: failing on purpose" in finished.stderr.splitlines()  # streamed, and not repeated:
+    assert "  its stderr is above, under [rank1]:" in finished.stderr.splitlines()
     assert "Traceback" not in finished.stderr
     after_fault = finished.ended_at - job.started_time(1)
     assert after_fault < 20

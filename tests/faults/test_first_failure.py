@@ -29,7 +29,9 @@ def test_the_first_failure_is_the_culprit_not_its_victim(run_job, figures, run):
     assert finished.returncode == 1, finished.stderr
     summary = [line for line in finished.stderr.splitlines() if line.startswith("accel-launch: rank ")]
     assert len(summary) == 1 and summary[0].startswith("accel-launch: rank 1 on "), finished.stderr
-    assert "rank 1: leaving with exit 1" in finished.stderr.split("last lines of its stderr:")[1]
+    assert "[rank1]:rank 1: leaving with exit 1" in finished.stderr.splitlines()
+    # the victim failed too, when its peer's loss reached it before it was stopped, else it was stopped
+    assert summary[0].endswith(("; rank 0 failed too", "; the other ranks were stopped")), summary
     assert wait_gone(job.marker, timeout=5) == []
     figures(status=finished.returncode, seconds=finished.seconds)
 
@@ -43,3 +45,19 @@ def test_a_rank_that_writes_connection_reset_by_peer_and_fails_first_is_named_wi
     summary = [line for line in finished.stderr.splitlines() if line.startswith("accel-launch: rank ")]
     assert summary == [summary[0]] and summary[0].startswith("accel-launch: rank 1 on "), finished.stderr
     assert "failed first, with exit code 7" in summary[0]
+
+
+@pytest.mark.timeout(240)
+def test_ranks_failing_alike_are_each_shown_once_and_named_as_failed_not_stopped(run_job):
+    finished, job = run_job(["--nproc-per-node", "3", script("fail.py")], {"FAIL_RANK": "all", "FAIL_CODE": "4"})
+
+    assert finished.returncode == 4, finished.stderr
+    lines = finished.stderr.splitlines()
+    for rank in (0, 1, 2):
+        assert lines.count(f"[rank{rank}]:rank {rank}: failing on purpose") == 1, finished.stderr
+    summary, = (line for line in lines if line.startswith("accel-launch: rank "))
+    first = int(summary.split()[2])
+    others = sorted({0, 1, 2} - {first})
+    assert summary.endswith(f"failed first, with exit code 4; ranks {others[0]} and {others[1]} failed too")
+    assert lines[lines.index(summary) + 1] == f"  its stderr is above, under [rank{first}]:"
+    assert wait_gone(job.marker, timeout=5) == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import signal
 import socket
 from collections.abc import Mapping
@@ -11,7 +12,8 @@ from pathlib import Path
 from launcher.contract.names import REFUSAL_PHRASE, SIGNAL_STATUS_BASE, START_REFUSAL_PHRASE, VALIDATION_STATUS
 from launcher.run.failure.root_cause import RootCause, clip, read_error_file
 
-__all__ = ["RankFailure", "ended_how", "exit_status", "tail_lines", "failure_from_engine"]
+__all__ = ["RankFailure", "this_host", "ended_how", "exit_status", "tail_lines", "others_text",
+           "failure_from_engine"]
 
 _TAIL_LINES = 20
 _TAIL_LINE_BYTES = 1 << 10
@@ -29,6 +31,9 @@ class RankFailure:
     cause: RootCause | None = None
     error_file_ignored: str | None = None
     record: Mapping[str, object] | None = field(default=None, repr=False, compare=False)
+    others: str = "; the other ranks were stopped"  # what became of the rest (`others_text`)
+    # Its stderr reached the terminal as it came, under this prefix: the tail is not shown again (None: it did not).
+    shown_under: str | None = None
 
     @property
     def validation(self) -> bool:
@@ -45,14 +50,22 @@ class RankFailure:
         (torchrun's root cause) and its last lines of stderr."""
         if self.validation:
             return self.message
-        parts = [f"rank {self.rank} on {self.host} failed first, with {self.how()}; the other ranks were stopped"]
+        parts = [f"rank {self.rank} on {self.host} failed first, with {self.how()}{self.others}"]
         if self.cause is not None:
             parts += ["  root cause (from its error file):", *(f"    {line}" for line in self.cause.lines())]
         if self.error_file_ignored is not None:
             parts.append(f"  its error file was ignored: {self.error_file_ignored}")
-        if self.output_tail:
+        if self.output_tail and self.shown_under is not None:
+            parts.append(f"  its stderr is above{f', under {self.shown_under}' if self.shown_under else ''}")
+        elif self.output_tail:
             parts += ["  last lines of its stderr:", *(f"    {line}" for line in self.output_tail)]
         return "\n".join(parts)
+
+
+@functools.cache
+def this_host() -> str:
+    """This host as torchrun's failure table and MASTER_ADDR name it (`socket.getfqdn()`), in every failure line."""
+    return socket.getfqdn()
 
 
 def ended_how(exitcode: int) -> str:
@@ -85,11 +98,21 @@ def tail_lines(path: Path, count: int = _TAIL_LINES) -> tuple[str, ...]:
     return tuple(clip(line, _TAIL_LINE_BYTES) for line in lines[-count:])
 
 
+def others_text(failed_too: list[int], stopped: bool) -> str:
+    """What became of the other ranks, after the first failure's clause: those that failed by themselves (before
+    any was stopped), and whether any was stopped."""
+    text = ""
+    if failed_too:
+        names = ", ".join(map(str, failed_too[:-1])) + (" and " if len(failed_too) > 1 else "") + str(failed_too[-1])
+        text = f"; rank{'s' if len(failed_too) > 1 else ''} {names} failed too"
+    return text + ("; the other ranks were stopped" if stopped else "")
+
+
 def failure_from_engine(rank: int, exitcode: int, error_file: str | None, tail: tuple[str, ...]) -> RankFailure:
     """Build the account of the first failure torch elastic reports: its status, what the rank left in its
     error file (read here as untrusted input, never by the engine) and the last lines of its stderr."""
     recorded = read_error_file(error_file)
     cause = recorded.cause
-    return RankFailure(rank=rank, host=socket.gethostname(), exitcode=exitcode,
+    return RankFailure(rank=rank, host=this_host(), exitcode=exitcode,
                        message=cause.exception if cause is not None else "", output_tail=tail, cause=cause,
                        error_file_ignored=recorded.ignored_because, record=recorded.record)
