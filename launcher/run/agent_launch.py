@@ -15,7 +15,7 @@ from torch.distributed.elastic.rendezvous.utils import parse_rendezvous_endpoint
 from torch.distributed.launcher.api import LaunchConfig
 
 from launcher.contract.job_config import JobConfig
-from launcher.contract.names import SUCCESS_STATUS
+from launcher.contract.names import FAILURE_STATUS, SUCCESS_STATUS
 from launcher.run.job_outcome import JobOutcome
 from launcher.run.job_signals import RanksStopped, ranks_running
 from launcher.run.rank_agent import RankGroupAgent
@@ -61,6 +61,8 @@ def run_agent(elastic: LaunchConfig, argv: list[str], config: JobConfig) -> JobO
         finally:
             if shut_down_rendezvous:
                 spec.rdzv_handler.shutdown()
+    if agent.wedged is not None:  # torch leaves the result UNHEALTHY, not failed: torchrun would exit 0
+        return JobOutcome(FAILURE_STATUS, agent.wedged)
     if result is not None and result.is_failed() and agent.group is not None:  # None: a graceful rendezvous exit
         return agent.group.failure_outcome()
     return JobOutcome(SUCCESS_STATUS)

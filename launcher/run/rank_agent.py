@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from typing import Any
 
 from torch.distributed.elastic.agent.server.api import RunResult, WorkerGroup, WorkerState
@@ -23,6 +24,7 @@ from launcher.contract.job_config import JobConfig
 from launcher.run.job_outcome import Deadline
 from launcher.run.job_signals import RanksStopped, StopState
 from launcher.run.rank_group import RankGroup
+from launcher.run.failure.rank_failure import this_host
 from launcher.run.rank_logs import RankLogs
 from launcher.run.terminal_lines import terminal
 from launcher.run.worker_env import RankPlace, worker_env
@@ -39,6 +41,7 @@ class RankGroupAgent(LocalElasticAgent):
         self._config, self._stopping = config, stopping
         self._deadline = Deadline(config.settings.timeout)
         self.group: RankGroup | None = None
+        self.wedged: str | None = None  # set when torch's check found a rank in uninterruptible sleep too long
 
     def send(self, signum: int) -> int:
         """Send `signum` to every running rank of the latest attempt; to how many."""
@@ -53,6 +56,7 @@ class RankGroupAgent(LocalElasticAgent):
         self._setup_healthcheck()
         layout = self._logs_specs.reify(envs)
         self.group = RankGroup(RankLogs(self._config, layout, dict(os.environ)))
+        self._pcontext = self.group  # what torch's check of ranks in uninterruptible sleep reads (`pids`)
         pids = {}
         for local_rank, env in envs.items():
             argv = [spec.entrypoint, *macros.substitute(list(spec.args), str(local_rank))]
@@ -81,7 +85,22 @@ class RankGroupAgent(LocalElasticAgent):
         if state == "succeeded":
             return RunResult(state=WorkerState.SUCCEEDED,
                              return_values=dict.fromkeys(self.group.ranks.values()))
+        timeout = self._uninterruptible_state_timeout
+        if timeout > 0:  # torch's own check of ranks in uninterruptible sleep, as its _monitor_workers makes it
+            unhealthy = self._check_uninterruptible_state_timeout(worker_group, timeout)
+            if unhealthy is not None:
+                self.wedged = self._wedged_note(timeout)
+                return unhealthy
         return RunResult(state=WorkerState.HEALTHY)
+
+    def _wedged_note(self, timeout: float) -> str:
+        """The outcome's words for ranks torch found in uninterruptible sleep past `timeout` seconds."""
+        now, pids = time.monotonic(), {pid: local_rank for local_rank, pid in self.group.pids().items()}
+        ranks = sorted(self.group.ranks[pids[pid]] for pid, first in self._uninterruptible_state_first_seen.items()
+                       if pid in pids and now - first >= timeout)
+        return (f"rank {', '.join(map(str, ranks))} on {this_host()} stayed in uninterruptible sleep (D state) past "
+                f"TORCHELASTIC_UNINTERRUPTIBLE_STATE_TIMEOUT ({timeout:g}s): torch elastic's check stopped the ranks, "
+                "without a restart")
 
     def _restart_workers(self, worker_group: WorkerGroup) -> None:
         """Say which rank ended the attempt and how, then restart as torch does."""

@@ -86,6 +86,10 @@ class RankGroup:
             return "failed"
         return None if self._processes.running() else "succeeded"
 
+    def pids(self) -> dict[int, int]:
+        """Each rank's pid by local rank, as torch's PContext gives them (its agent's checks read them)."""
+        return {local_rank: process.pid for local_rank, process in self._processes.processes.items()}
+
     def send(self, signum: int) -> int:
         """Send `signum` to every running rank's own process; to how many."""
         return self._processes.send(signum)

@@ -51,3 +51,17 @@ def test_what_an_attempt_left_running_is_swept_before_the_next_attempt_starts(ru
 
     assert finished.returncode == 0, finished.stderr
     assert (job.record_dir / "leftover").read_text() == "gone"
+
+
+@pytest.mark.timeout(120)
+def test_a_rank_in_uninterruptible_sleep_past_torchs_timeout_ends_the_job_as_torchs_check_says(run_job):
+    # torch 2.13's agent marks the group unhealthy and restarts nothing; torchrun then exits 0, as if all went
+    # well: ours ends with status 1 and names the rank.
+    finished, job = run_job(["--nproc-per-node", "2", "--max-restarts", "1", "--grace-period", "2",
+                             script("uninterruptible.py")], {"TORCHELASTIC_UNINTERRUPTIBLE_STATE_TIMEOUT": "1"})
+
+    assert finished.returncode == 1, finished.stderr
+    assert ("accel-launch: rank 1 on " in finished.stderr and " stayed in uninterruptible sleep (D state) past "
+            "TORCHELASTIC_UNINTERRUPTIBLE_STATE_TIMEOUT (1s)" in finished.stderr), finished.stderr
+    assert "the ranks restart" not in finished.stderr
+    assert wait_gone(job.marker, timeout=5) == []

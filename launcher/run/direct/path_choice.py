@@ -25,6 +25,8 @@ __all__ = ["asked_path", "engine_reason", "path_text"]
 _PATHS = ("auto", "engine")
 # torch elastic's agent runs a watchdog or a health-check server for its ranks when these are set.
 _ENGINE_SERVICES = ("TORCHELASTIC_ENABLE_FILE_TIMER", "TORCHELASTIC_HEALTH_CHECK_PORT")
+# torch 2.13's agent stops the ranks when one stays in uninterruptible sleep (D state) longer than this many seconds.
+_UNINTERRUPTIBLE_VAR = "TORCHELASTIC_UNINTERRUPTIBLE_STATE_TIMEOUT"
 
 
 def asked_path(environ: Mapping[str, str]) -> str:
@@ -58,8 +60,18 @@ def engine_reason(config: JobConfig, meeting: Rendezvous, environ: Mapping[str, 
         (engine.logs_specs != DEFAULT_LOGS_SPECS, f"--logs-specs {engine.logs_specs} (a torch elastic log layout)"),
         (any(environ.get(name) for name in _ENGINE_SERVICES),
          f"{' or '.join(_ENGINE_SERVICES)} (the agent's own services)"),
+        (_positive(environ.get(_UNINTERRUPTIBLE_VAR)), f"{_UNINTERRUPTIBLE_VAR} (the agent's check of ranks in "
+         "uninterruptible sleep)"),
     )
     return next((why for needed, why in reasons if needed), None)
+
+
+def _positive(text: str | None) -> bool:
+    """Whether torch reads `text` as a positive number of seconds (it ignores anything else)."""
+    try:
+        return text is not None and float(text) > 0
+    except ValueError:
+        return False
 
 
 def path_text(config: JobConfig) -> str:

@@ -34,7 +34,10 @@ def test_a_lone_node_without_restarts_takes_the_direct_path(cli: CliRunnerFn, fl
     (["--event-log-handler", "console"], {}, "--event-log-handler"),
     (["--duplicate-stdout-filters", "loss"], {}, "--duplicate-*-filters"),
     ([], {"TORCHELASTIC_ENABLE_FILE_TIMER": "1"}, "TORCHELASTIC_ENABLE_FILE_TIMER or TORCHELASTIC_HEALTH_CHECK_PORT"),
-], ids=["forced", "restarts", "node-range", "c10d-nodes", "endpoint", "static-endpoint", "no-python", "event-log", "filters", "watchdog"])
+    ([], {"TORCHELASTIC_UNINTERRUPTIBLE_STATE_TIMEOUT": "30"},
+     "TORCHELASTIC_UNINTERRUPTIBLE_STATE_TIMEOUT (the agent's check of ranks in uninterruptible sleep)"),
+], ids=["forced", "restarts", "node-range", "c10d-nodes", "endpoint", "static-endpoint", "no-python", "event-log",
+        "filters", "watchdog", "uninterruptible"])
 def test_what_only_the_engine_does_sends_the_launch_there_and_the_plan_says_why(
         cli: CliRunnerFn, flags: list[str], env: dict[str, str], reason: str) -> None:
     target = "true" if "--no-python" in flags else str(RECORD_RANK)
@@ -95,3 +98,10 @@ def test_srun_goes_to_the_engine_where_a_node_learns_its_place_only_there_and_th
 
     assert result.status == 0, result.stderr
     assert result.row("launch path").startswith(f"engine: torch elastic's agent starts the ranks ({reason}")
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "soon", ""])
+def test_an_uninterruptible_timeout_torch_ignores_keeps_the_direct_path(cli: CliRunnerFn, value: str) -> None:
+    result = cli(["--dry-run", str(RECORD_RANK)], env={"TORCHELASTIC_UNINTERRUPTIBLE_STATE_TIMEOUT": value})
+    assert result.status == 0, result.stderr
+    assert result.row("launch path").startswith("direct:")
