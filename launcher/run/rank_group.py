@@ -5,7 +5,9 @@ The group starts each rank from its argv and environment in a session of its own
 their files and the terminal under their prefixes (rank_logs.py), watches their exits (rank_processes.py),
 stops them within the shutdown window (rank_stop.py), sweeps what they left (reaper.py), and gives the first
 failure's account (launcher/run/failure/): among the ranks that ended with a non-zero status (those the
-teardown stopped included, as torch elastic counts them), the first to exit.
+teardown stopped included, as torch elastic counts them), the first to exit. Before a failure stops the ranks that
+still run, and at the driver's word (--timeout), it prints their stacks (launcher/run/stacks/); at its end, a rank
+whose count of compiled graphs differs from the others'.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Literal
 
 from launcher.contract.names import ERROR_FILE_VAR
 from launcher.run.failure.first_failure import first_failure, lost_peer_note
+from launcher.run.failure.oom_kill import OomWatch
 from launcher.run.failure.rank_failure import exit_status, failure_from_engine, tail_lines
 from launcher.run.failure.root_cause import read_error_file
 from launcher.run.job_outcome import JobOutcome
@@ -24,6 +27,8 @@ from launcher.run.rank_logs import RankLogs
 from launcher.run.rank_processes import RankProcesses
 from launcher.run.rank_stop import stop_ranks
 from launcher.run.reaper import sweep_descendants
+from launcher.run.stacks.job_stacks import JobStacks
+from launcher.run.terminal_lines import terminal
 
 __all__ = ["GroupEnd", "RankExit", "RankGroup"]
 
@@ -50,11 +55,15 @@ class RankGroup:
     """The ranks of one attempt: `start` each, `wait` for their exits, then `end` them (`stop`, the sweep,
     `close`)."""
 
-    def __init__(self, logs: RankLogs) -> None:
+    def __init__(self, logs: RankLogs, stacks: JobStacks | None = None) -> None:
         self.logs = logs
+        self.stacks = stacks
         self.ranks: dict[int, int] = {}  # local rank -> global rank
         self._processes = RankProcesses()
         self._ended: dict[int, float] = {}  # local rank -> the time.time() its exit was handed over
+        self._failed_on_its_own: int | None = None  # the first rank that failed before any stop: its global rank
+        self._oom = OomWatch()
+        self._stopping = False
 
     def start(self, local_rank: int, argv: Sequence[str], env: Mapping[str, str], pass_fds: Sequence[int] = ()) -> int:
         """Start local rank `local_rank` (its global rank is the environment's RANK); its pid."""
@@ -62,6 +71,8 @@ class RankGroup:
         error_file = self.logs.error_file(local_rank)
         if error_file is not None:
             env[ERROR_FILE_VAR] = error_file
+        if self.stacks is not None:
+            env.update(self.stacks.environment())
         stdout, stderr = self.logs.popen_streams(local_rank)
         # Known before the rank exists: a stop signal raised just after its start still finds its global rank.
         self.ranks[local_rank] = int(env.get("RANK", local_rank))
@@ -74,7 +85,10 @@ class RankGroup:
         failed, "succeeded" once every rank succeeded, None while they run."""
         ended = self._processes.wait_exits(seconds)
         self._ended.update(dict.fromkeys(ended, time.time()))
-        if any(self._processes.processes[local_rank].returncode for local_rank in ended):
+        failed = [local_rank for local_rank in ended if self._processes.processes[local_rank].returncode]
+        if failed:
+            if self._failed_on_its_own is None and not self._stopping:
+                self._failed_on_its_own = self.ranks[failed[0]]
             return "failed"
         return None if self._processes.running() else "succeeded"
 
@@ -82,8 +96,19 @@ class RankGroup:
         """Send `signum` to every running rank's own process; to how many."""
         return self._processes.send(signum)
 
+    def report_stacks(self, why: str) -> None:
+        """Print the running ranks' stacks (launcher/run/stacks/), before they are stopped for `why`."""
+        if self.stacks is not None and not self._stopping:
+            running = {self.ranks[local_rank]: process.pid for local_rank, process in self._processes.processes.items()
+                       if process.returncode is None}
+            self.stacks.report(running, why)
+
     def stop(self, signum: int, window: float) -> None:
-        """Stop the running ranks with `signum`, SIGKILL after `window` seconds (launcher/run/rank_stop.py)."""
+        """Stop the running ranks with `signum`, SIGKILL after `window` seconds (launcher/run/rank_stop.py); a
+        rank's own failure first has the others' stacks printed."""
+        if self._failed_on_its_own is not None and self._processes.running():
+            self.report_stacks(f"rank {self._failed_on_its_own} failed")
+        self._stopping = True
         by_rank = {self.ranks[local_rank]: process for local_rank, process in self._processes.processes.items()}
         stop_ranks(by_rank, signum, window, wait=lambda seconds: self.wait(seconds))
 
@@ -94,6 +119,9 @@ class RankGroup:
         self.stop(signum, window)
         sweep_descendants(grace_seconds=window)
         self.close()
+        note = self.stacks.compile_note(self.ranks.values()) if self.stacks is not None else None
+        if note is not None:
+            terminal(2).note(f"note: {note}")
 
     def close(self, drain_seconds: float = COPY_DRAIN_SECONDS) -> None:
         """The ranks are gone: let the copies reach the end of their streams, then close the files."""
@@ -112,6 +140,7 @@ class RankGroup:
         log = self.logs.stderr_log(failure.local_rank)
         tail = tail_lines(log) if log is not None else ()
         account = failure_from_engine(rank, failure.exitcode, self.logs.error_file(failure.local_rank), tail)
+        account = replace(account, out_of_memory=self._oom.killed_by_oom(failure.exitcode))
         note = lost_peer_note(account.output_tail)
         message = account.summary() if note is None else f"{account.summary()}\n  {note}"
         return JobOutcome(exit_status(failure.exitcode), message, account)

@@ -29,6 +29,7 @@ class RankFailure:
     cause: RootCause | None = None
     error_file_ignored: str | None = None
     record: Mapping[str, object] | None = field(default=None, repr=False, compare=False)
+    out_of_memory: str | None = None  # what says the kernel's OOM killer ended it (launcher/run/failure/oom_kill.py)
 
     @property
     def validation(self) -> bool:
@@ -51,7 +52,8 @@ class RankFailure:
         (torchrun's root cause) and its last lines of stderr."""
         if self.validation:
             return self.message
-        parts = [f"rank {self.rank} on {self.host} failed first, with {self.how()}; the other ranks were stopped"]
+        how = self.how() if self.out_of_memory is None else f"{self.how()}: out of memory, {self.out_of_memory}"
+        parts = [f"rank {self.rank} on {self.host} failed first, with {how}; the other ranks were stopped"]
         if self.cause is not None:
             parts += ["  root cause (from its error file):", *(f"    {line}" for line in self.cause.lines())]
         if self.error_file_ignored is not None:
