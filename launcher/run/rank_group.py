@@ -61,7 +61,7 @@ class RankGroup:
         self.ranks: dict[int, int] = {}  # local rank -> global rank
         self._processes = RankProcesses()
         self._ended: dict[int, float] = {}  # local rank -> the time.time() its exit was handed over
-        self._failed_on_its_own: int | None = None  # the first rank that failed before any stop: its global rank
+        self._failed_on_its_own: int | None = None  # the first rank that failed before any stop: its local rank
         self._oom = OomWatch()
         self._stopping = False
 
@@ -88,7 +88,7 @@ class RankGroup:
         failed = [local_rank for local_rank in ended if self._processes.processes[local_rank].returncode]
         if failed:
             if self._failed_on_its_own is None and not self._stopping:
-                self._failed_on_its_own = self.ranks[failed[0]]
+                self._failed_on_its_own = failed[0]
             return "failed"
         return None if self._processes.running() else "succeeded"
 
@@ -106,8 +106,9 @@ class RankGroup:
     def stop(self, signum: int, window: float) -> None:
         """Stop the running ranks with `signum`, SIGKILL after `window` seconds (launcher/run/rank_stop.py); a
         rank's own failure first has the others' stacks printed."""
-        if self._failed_on_its_own is not None and self._processes.running():
-            self.report_stacks(f"rank {self._failed_on_its_own} failed")
+        failed = self._failed_on_its_own
+        if failed is not None and self._processes.running() and not self._refused(failed):
+            self.report_stacks(f"rank {self.ranks[failed]} failed")
         self._stopping = True
         by_rank = {self.ranks[local_rank]: process for local_rank, process in self._processes.processes.items()}
         stop_ranks(by_rank, signum, window, wait=lambda seconds: self.wait(seconds))
@@ -150,6 +151,12 @@ class RankGroup:
         return {self.ranks[local_rank]: RankExit(local_rank, process.pid, process.returncode,
                                                  int(self._ended.get(local_rank, time.time())))
                 for local_rank, process in self._processes.processes.items() if process.returncode}
+
+    def _refused(self, local_rank: int) -> bool:
+        """Whether the rank refused the backend, or to start: its one line is the whole report (no stacks)."""
+        process = self._processes.processes[local_rank]
+        return failure_from_engine(self.ranks[local_rank], process.returncode or 0, self.logs.error_file(local_rank),
+                                   ()).validation
 
     def _record(self, local_rank: int) -> Mapping[str, object]:
         record = read_error_file(self.logs.error_file(local_rank)).record

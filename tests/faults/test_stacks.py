@@ -58,7 +58,7 @@ def test_a_rank_that_never_reaches_the_all_reduce_is_named_on_demand_and_at_time
     assert job.proc.poll() is None and len(job.started_ranks()) == 3  # the job goes on
     finished = job.finish()
     assert finished.returncode == 124, finished.stderr
-    assert "the job ran past --timeout 60s: the stacks of the 3 running rank(s)" in finished.stderr
+    assert ", taken as the job ran past --timeout 60s, before they are stopped (full dumps in" in finished.stderr
     assert "  rank 1 (the odd one out): stuck_rank.py:14 in load_batch" in finished.stderr
     assert "  ranks 0, 2: stuck_rank.py:21 in <module>, inside all_reduce" in finished.stderr
     dump = kept_dump(finished.stderr)
@@ -73,7 +73,8 @@ def test_a_rank_that_failed_has_the_running_ranks_stacks_printed_before_they_are
                             {"FAIL_RANK": "1"})
 
     assert finished.returncode == 3, finished.stderr
-    assert "rank 1 failed: the stacks of the 1 running rank(s)" in finished.stderr
+    assert "accel-launch: the stacks of the 1 running rank(s) on " in finished.stderr
+    assert ", taken as rank 1 failed, before they are stopped" in finished.stderr
     assert "  rank 0: _rank.py:31 in sleep_forever" in finished.stderr
     dump = kept_dump(finished.stderr)
     assert dump.is_relative_to(tmp_path / "logs") and "=== rank 0 (pid" in dump.read_text()

@@ -50,8 +50,8 @@ class JobStacks:
             terminal(2).note(one_line(f"note: the ranks' stacks could not be taken: {type(exc).__name__}: {exc}"))
             return
         kept = f"full dumps in {saved}" if saved is not None else "the full dumps could not be kept"
-        lines = [f"{why}: the stacks of the {len(ranks)} running rank(s) on {socket.gethostname()}, before they "
-                 f"are stopped ({kept}):", *(f"  {line}" for line in summary)]
+        lines = [f"the stacks of the {len(ranks)} running rank(s) on {socket.gethostname()}, taken as {why}, before "
+                 f"they are stopped ({kept}):", *(f"  {line}" for line in summary)]
         terminal(2).note("\n".join(one_line(line) for line in lines))
 
     def compile_note(self, ranks: Iterable[int]) -> str | None:
