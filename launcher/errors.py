@@ -28,6 +28,7 @@ __all__ = [
     "RemoteEnvError",
     "NodeIdentityError",
     "OpenFilesError",
+    "NoJobError",
 ]
 
 
@@ -181,3 +182,11 @@ class OpenFilesError(MultinodeError):
         super().__init__(f"starting {processes} runner processes needs {needed} open files, and this shell allows "
                          f"at most {hard_limit} (ulimit -Hn); raise the limit, or use --launcher pdsh, openmpi or "
                          "slurm, which start the nodes from one process")
+
+
+class NoJobError(LaunchError):
+    """`accel-launch stacks`: no job, or more than one, answers to what was given; the problem says what to type."""
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+        super().__init__(problem)

@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from launcher.cli.error_exit import OneLineCommand, fail, fail_if_output_lost, fail_with
+from launcher.cli.stacks import STACKS, STACKS_PROG, stacks_command
 from launcher.contract.job_config import Program
 from launcher.contract.names import VALIDATION_STATUS
 from launcher.errors import LaunchError
@@ -96,13 +97,17 @@ def report_command(compile_backend: str | None, ds_config: str | None, env_file:
 
 class WithReport(OneLineCommand):
     """A command whose first argument `report` runs the report instead (`accel-launch report ...` is
-    `accel-report ...`), unless a file called `report` is in the working directory: that is a script to
-    launch, as it was before the subcommand existed. Not a click Group, whose help, usage line and PET_*
-    variables would be its own: `accel-launch --help` stays the launch's, SCRIPT first."""
+    `accel-report ...`), and `stacks` the stacks of a running job (launcher/cli/stacks.py), unless a file of
+    that name is in the working directory: that is a script to launch, as it was before the subcommands existed.
+    Not a click Group, whose help, usage line and PET_* variables would be its own: `accel-launch --help` stays
+    the launch's, SCRIPT first."""
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, **kwargs: Any) -> Any:
-        """Run the report for `report ...` (unless ./report exists), else this command."""
+        """Run the report for `report ...`, the stacks for `stacks ...` (unless ./report, ./stacks exists), else
+        this command."""
         argv = list(sys.argv[1:] if args is None else args)
         if argv[:1] == [REPORT] and not os.path.exists(REPORT):
             return report_command.main(argv[1:], prog_name=REPORT_PROG, **kwargs)
+        if argv[:1] == [STACKS] and not os.path.exists(STACKS):
+            return stacks_command.main(argv[1:], prog_name=STACKS_PROG, **kwargs)
         return super().main(argv, prog_name=prog_name, **kwargs)

@@ -12,7 +12,8 @@ __all__ = [
     "STOP_ON_STDIN_EOF", "ACCELERATOR_KEYWORD", "DEFAULT_SOURCE", "DEFAULT_MASTER_PORT", "TORCHRUN_RUN_ID",
     "SUCCESS_STATUS", "FAILURE_STATUS", "VALIDATION_STATUS", "TIMEOUT_STATUS", "SIGNAL_STATUS_BASE",
     "REFUSAL_PHRASE", "START_REFUSAL_PHRASE", "LAUNCH_PATH_VAR", "STORE_FD_VAR",
-    "AGREEMENT_VAR", "ERROR_FILE_VAR", "PARENT_DEATH_SIGNAL",
+    "AGREEMENT_VAR", "ERROR_FILE_VAR", "PARENT_DEATH_SIGNAL", "STACKS_SIGNAL", "STACKS_DIR_VAR", "STACKS_FILE",
+    "COMPILE_STATE_FILE",
     "INTERNAL_VARS", "HEAD_VARS", "COMPILE_CACHE_VAR", "COMPILE_SECRET_VAR", "COMPILE_CACHE_MODES",
     "COMPILE_WAIT_SECONDS",
 ]
@@ -44,6 +45,14 @@ CPU_BINDING_VAR = "ACCEL_CPU_BINDING"
 # handler of the user's for SIGTERM cannot stand in for the one that takes the rank's processes along. The
 # launcher reads a rank's handler for it as "the bootstrap's handlers are in place" (launcher/run/rank_stop.py).
 PARENT_DEATH_SIGNAL = signal.SIGRTMAX - 2
+# The signal that asks a rank for its Python stacks (`accel-launch stacks`, --timeout, a failure while other ranks
+# run; docs/CONTRACT.md section 8): faulthandler's C handler answers it, however the rank is blocked, into
+# STACKS_FILE in the folder STACKS_DIR_VAR names (0700, the launcher's), beside COMPILE_STATE_FILE, which says
+# whether the rank is inside torch.compile. Another of the launcher's own real-time signals, as unlikely to be used.
+STACKS_SIGNAL = signal.SIGRTMAX - 3
+STACKS_DIR_VAR = "ACCEL_STACKS_DIR"
+STACKS_FILE = "rank-{rank}.stacks"
+COMPILE_STATE_FILE = "rank-{rank}.compile"
 TORCHRUN_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT")
 # torch elastic's error file: where each rank (and a launcher under a parent launch) writes its failure's record.
 ERROR_FILE_VAR = "TORCHELASTIC_ERROR_FILE"
@@ -66,7 +75,7 @@ NODE_COUNT_VAR = "ACCEL_NODE_COUNT"
 # The launcher's own variables, which it sets for its children only: what the user's environment or a parent launch
 # left of them is never trusted, but removed where the launcher starts (docs/RELIABILITY.md, "Internal variables").
 # A node launcher keeps HEAD_VARS, its job from its head, until it has read them.
-INTERNAL_VARS = (STORE_FD_VAR, LAUNCHER_PID_VAR, BACKEND_SOURCE_VAR, AGREEMENT_VAR)
+INTERNAL_VARS = (STORE_FD_VAR, LAUNCHER_PID_VAR, BACKEND_SOURCE_VAR, AGREEMENT_VAR, STACKS_DIR_VAR)
 HEAD_VARS = (NODE_JOB_VAR,)
 # The node launcher's one flag: stop its ranks when its standard input closes (the head's ssh went away).
 STOP_ON_STDIN_EOF = "--stop-on-stdin-eof"

@@ -21,6 +21,7 @@ from launcher.errors import AcceleratorChoiceError, NodeIdentityError, PortBusyE
 from launcher.multinode.node.addresses import place_node
 from launcher.multinode.node.identity import NodeIdentity, node_identity
 from launcher.prepare.compile_env import compile_environment
+from launcher.prepare.flight_recorder import flight_recorder_environment
 from launcher.prepare.core_split import binding_env, check_binding_env, parse_core_list, split_cores
 from launcher.prepare.local_slots import LocalSelection
 from launcher.prepare.nproc_value import ranks_per_node
@@ -162,7 +163,8 @@ def _accelerator(job_environ: dict[str, str], choice: str | None, source: str) -
 def _on_this_node(config: JobConfig, own_host: str | None, slots: tuple[int, ...] | None,
                   environ: dict[str, str]) -> JobConfig:
     """The config with this node's own part: devices, threads, cores, and its side of the rendezvous."""
-    devices_env = accelerator_class(config.accelerator).visible_devices_env
+    device = accelerator_class(config.accelerator)
+    devices_env = device.visible_devices_env
     devices = {devices_env: ",".join(map(str, slots))} if slots is not None and devices_env else {}
     placement = None
     if config.nnodes != "1":
@@ -176,6 +178,7 @@ def _on_this_node(config: JobConfig, own_host: str | None, slots: tuple[int, ...
         **(placement.rank_env if placement else {}),
         **node_environment(config.accelerator, config.nproc_per_node, environ, physical_cores()),
         **_binding(config.settings.bind_cores, config.nproc_per_node, environ),
+        **flight_recorder_environment(device.communication_backend, config.settings.log_dir, environ),
     }
     placed = replace(config, node_addr=placement.node_addr if placement else None,
                      hosts_store=placement.hosts_store if placement else None, node_env=node_env)

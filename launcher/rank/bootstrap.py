@@ -26,12 +26,14 @@ from launcher.contract.names import FAILURE_STATUS, START_REFUSAL_PHRASE
 from launcher.rank.after_import import after_import
 from launcher.rank.bind_cores import apply_cpu_binding
 from launcher.rank.compile_cache.install import share_compiles
+from launcher.rank.compile_state import note_compiles
 from launcher.rank.deepspeed_bridge import bridge_deepspeed
 from launcher.rank.gloo_exit import settle_gloo_at_exit
 from launcher.rank.hf_bridge import bridge_transformers
 from launcher.rank.launcher_death import die_with_launcher
 from launcher.rank.node_agreement import agree_at_first_init
 from launcher.rank.refusal import refuse
+from launcher.rank.stack_dump import answer_stack_requests
 from launcher.rank.store_host import host_store_when_imported
 from launcher.rank.validate_backend import install_backend
 
@@ -56,8 +58,10 @@ def main(argv: list[str] | None = None) -> None:
         except ValueError as exc:  # the launcher checked it; a value changed since, or another node's cores
             refuse(str(exc), START_REFUSAL_PHRASE)
         folder = _program_folder(mode, target)
-        if folder is not None:
+        if folder is not None:  # none for --no-python: its exec ends every handler, and the program is its own
             sys.path.insert(0, folder)
+            answer_stack_requests()
+            note_compiles()
         accelerator = install_backend()
         bridge_deepspeed(accelerator)
         bridge_transformers(accelerator)

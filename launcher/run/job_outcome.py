@@ -27,9 +27,13 @@ class JobTimeout(Exception):
         super().__init__(seconds)
         self.seconds = seconds
 
+    def reason(self) -> str:
+        """Why the ranks are stopped."""
+        return f"the job ran past --timeout {self.seconds:g}s"
+
     def outcome(self) -> JobOutcome:
         """The job's end once every rank was stopped."""
-        return JobOutcome(TIMEOUT_STATUS, f"the job ran past --timeout {self.seconds:g}s; every rank was stopped")
+        return JobOutcome(TIMEOUT_STATUS, f"{self.reason()}; every rank was stopped")
 
 
 class Deadline:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from pathlib import Path
 from typing import Any
 
 from torch.distributed.elastic.agent.server.api import RunResult, WorkerGroup, WorkerState
@@ -21,12 +22,13 @@ from torch.distributed.elastic.utils import macros
 
 from accelerators import accelerator_class
 from launcher.contract.job_config import JobConfig
-from launcher.run.job_outcome import Deadline
+from launcher.run.job_outcome import Deadline, JobTimeout
 from launcher.run.job_signals import RanksStopped, StopState
 from launcher.run.rank_group import RankGroup
 from launcher.run.failure.rank_failure import this_host
 from launcher.run.rank_logs import RankLogs
 from launcher.run.terminal_lines import terminal
+from launcher.run.stacks.job_stacks import JobStacks
 from launcher.run.worker_env import RankPlace, worker_env
 from launcher.signal_rules import hurrying_signal, stop_hurried
 
@@ -36,9 +38,10 @@ __all__ = ["RankGroupAgent"]
 class RankGroupAgent(LocalElasticAgent):
     """torch's local agent, each attempt's ranks one RankGroup; `group` is the latest attempt's."""
 
-    def __init__(self, *args: Any, config: JobConfig, stopping: StopState, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, config: JobConfig, stopping: StopState, log_root: Path, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._config, self._stopping = config, stopping
+        self._stacks = JobStacks(log_root, keep=config.settings.log_dir is not None)
         self._deadline = Deadline(config.settings.timeout)
         self.group: RankGroup | None = None
         self.wedged: str | None = None  # set when torch's check found a rank in uninterruptible sleep too long
@@ -55,7 +58,7 @@ class RankGroupAgent(LocalElasticAgent):
         self._setup_local_watchdog(envs)
         self._setup_healthcheck()
         layout = self._logs_specs.reify(envs)
-        self.group = RankGroup(RankLogs(self._config, layout, dict(os.environ)))
+        self.group = RankGroup(RankLogs(self._config, layout, dict(os.environ)), self._stacks)
         self._pcontext = self.group  # what torch's check of ranks in uninterruptible sleep reads (`pids`)
         pids = {}
         for local_rank, env in envs.items():
@@ -78,7 +81,12 @@ class RankGroupAgent(LocalElasticAgent):
         return worker_env(place, os.environ)
 
     def _monitor_workers(self, worker_group: WorkerGroup) -> RunResult:
-        self._deadline.remaining()  # raises JobTimeout once --timeout ran out
+        try:
+            self._deadline.remaining()
+        except JobTimeout as exc:  # --timeout ran out: the ranks' stacks, then torch's `run` stops them
+            if self.group is not None:
+                self.group.report_stacks(exc.reason())
+            raise
         state = self.group.wait(0) if self.group is not None else None
         if state == "failed":
             return RunResult(state=WorkerState.FAILED, failures=self.group.failures())

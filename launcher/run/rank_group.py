@@ -5,7 +5,9 @@ The group starts each rank from its argv and environment in a session of its own
 their files and the terminal under their prefixes (rank_logs.py), watches their exits (rank_processes.py),
 stops them within the shutdown window (rank_stop.py), sweeps what they left (reaper.py), and gives the first
 failure's account (launcher/run/failure/): among the ranks that ended with a non-zero status (those the
-teardown stopped included, as torch elastic counts them), the first to exit.
+teardown stopped included, as torch elastic counts them), the first to exit. Before a failure stops the ranks that
+still run, and at the driver's word (--timeout), it prints their stacks (launcher/run/stacks/); at its end, a rank
+whose count of compiled graphs differs from the others'.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Literal
 
 from launcher.contract.names import ERROR_FILE_VAR
 from launcher.run.failure.first_failure import first_failure, lost_peer_note
+from launcher.run.failure.oom_kill import OomWatch
 from launcher.run.failure.rank_failure import (ended_how, exit_status, failure_from_engine, others_text, tail_lines,
                                                this_host)
 from launcher.run.failure.root_cause import read_error_file
@@ -26,6 +29,8 @@ from launcher.run.rank_logs import RankLogs
 from launcher.run.rank_processes import RankProcesses
 from launcher.run.rank_stop import stop_ranks
 from launcher.run.reaper import sweep_descendants
+from launcher.run.stacks.job_stacks import JobStacks
+from launcher.run.terminal_lines import terminal
 
 __all__ = ["GroupEnd", "RankExit", "RankGroup"]
 
@@ -57,12 +62,16 @@ class RankGroup:
     """The ranks of one attempt: `start` each, `wait` for their exits, then `end` them (`stop`, the sweep,
     `close`)."""
 
-    def __init__(self, logs: RankLogs) -> None:
+    def __init__(self, logs: RankLogs, stacks: JobStacks | None = None) -> None:
         self.logs = logs
+        self.stacks = stacks
         self.ranks: dict[int, int] = {}  # local rank -> global rank
         self._processes = RankProcesses()
         self._ended: dict[int, float] = {}  # local rank -> the time.time() its exit was handed over
         self._stopped: set[int] | None = None  # local ranks still running when the group was first stopped
+        self._failed_on_its_own: int | None = None  # the first rank that failed before any stop: its local rank
+        self._oom = OomWatch()
+        self._stopping = False
 
     def start(self, local_rank: int, argv: Sequence[str], env: Mapping[str, str], pass_fds: Sequence[int] = ()) -> int:
         """Start local rank `local_rank` (its global rank is the environment's RANK); its pid."""
@@ -70,6 +79,8 @@ class RankGroup:
         error_file = self.logs.error_file(local_rank)
         if error_file is not None:
             env[ERROR_FILE_VAR] = error_file
+        if self.stacks is not None:
+            env.update(self.stacks.environment())
         stdout, stderr = self.logs.popen_streams(local_rank)
         # Known before the rank exists: a stop signal raised just after its start still finds its global rank.
         self.ranks[local_rank] = int(env.get("RANK", local_rank))
@@ -82,7 +93,10 @@ class RankGroup:
         failed, "succeeded" once every rank succeeded, None while they run."""
         ended = self._processes.wait_exits(seconds)
         self._ended.update(dict.fromkeys(ended, time.time()))
-        if any(self._processes.processes[local_rank].returncode for local_rank in ended):
+        failed = [local_rank for local_rank in ended if self._processes.processes[local_rank].returncode]
+        if failed:
+            if self._failed_on_its_own is None and not self._stopping:
+                self._failed_on_its_own = failed[0]
             return "failed"
         return None if self._processes.running() else "succeeded"
 
@@ -94,12 +108,24 @@ class RankGroup:
         """Send `signum` to every running rank's own process; to how many."""
         return self._processes.send(signum)
 
+    def report_stacks(self, why: str) -> None:
+        """Print the running ranks' stacks (launcher/run/stacks/), before they are stopped for `why`."""
+        if self.stacks is not None and not self._stopping:
+            running = {self.ranks[local_rank]: process.pid for local_rank, process in self._processes.processes.items()
+                       if process.returncode is None}
+            self.stacks.report(running, why)
+
     def stop(self, signum: int, window: float) -> None:
-        """Stop the running ranks with `signum`, SIGKILL after `window` seconds (launcher/run/rank_stop.py)."""
+        """Stop the running ranks with `signum`, SIGKILL after `window` seconds (launcher/run/rank_stop.py); a
+        rank's own failure first has the others' stacks printed."""
         if self._stopped is None:  # the ranks still running at the first stop: any other failed by itself
             self._settle()
             self._stopped = {local_rank for local_rank, process in self._processes.processes.items()
                              if process.returncode is None}
+        failed = self._failed_on_its_own
+        if failed is not None and self._processes.running() and not self._refused(failed):
+            self.report_stacks(f"rank {self.ranks[failed]} failed")
+        self._stopping = True
         by_rank = {self.ranks[local_rank]: process for local_rank, process in self._processes.processes.items()}
         stop_ranks(by_rank, signum, window, wait=lambda seconds: self.wait(seconds))
 
@@ -119,6 +145,9 @@ class RankGroup:
         self.stop(signum, window)
         sweep_descendants(grace_seconds=window)
         self.close()
+        note = self.stacks.compile_note(self.ranks.values()) if self.stacks is not None else None
+        if note is not None:
+            terminal(2).note(f"note: {note}")
 
     def close(self, drain_seconds: float = COPY_DRAIN_SECONDS) -> None:
         """The ranks are gone: let the copies reach the end of their streams, then close the files."""
@@ -144,7 +173,8 @@ class RankGroup:
         stopped = {self.ranks[local_rank] for local_rank in self._stopped or ()} - {rank, *failed_too}
         account = replace(failure_from_engine(rank, failure.exitcode, self.logs.error_file(failure.local_rank), tail),
                           others=others_text(failed_too, bool(stopped)),
-                          shown_under=self.logs.stderr_shown_under(failure.local_rank))
+                          shown_under=self.logs.stderr_shown_under(failure.local_rank),
+                          out_of_memory=self._oom.killed_by_oom(failure.exitcode))
         note = lost_peer_note(account.output_tail)
         message = account.summary() if note is None else f"{account.summary()}\n  {note}"
         return JobOutcome(exit_status(failure.exitcode), message, account)
@@ -161,6 +191,12 @@ class RankGroup:
         return {self.ranks[local_rank]: RankExit(local_rank, process.pid, process.returncode,
                                                  int(self._ended.get(local_rank, time.time())))
                 for local_rank, process in self._processes.processes.items() if process.returncode}
+
+    def _refused(self, local_rank: int) -> bool:
+        """Whether the rank refused the backend, or to start: its one line is the whole report (no stacks)."""
+        process = self._processes.processes[local_rank]
+        return failure_from_engine(self.ranks[local_rank], process.returncode or 0, self.logs.error_file(local_rank),
+                                   ()).validation
 
     def _record(self, local_rank: int) -> Mapping[str, object]:
         record = read_error_file(self.logs.error_file(local_rank)).record

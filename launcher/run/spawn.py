@@ -55,7 +55,7 @@ def run_job(config: JobConfig) -> JobOutcome:
     os.environ[LAUNCHER_PID_VAR] = str(os.getpid())
     with job_scope(config.settings) as log_root:
         try:
-            return run_agent(_elastic_config(config, log_root), rank_command(config), config)
+            return run_agent(_elastic_config(config, log_root), rank_command(config), config, log_root)
         except RanksStopped as exc:
             return JobOutcome(*stop_outcome(exc.received, "every rank was stopped"))
         except JobTimeout as exc:

@@ -26,6 +26,7 @@ from launcher.run.rank_group import RankGroup
 from launcher.run.rank_logs import RankLogs
 from launcher.run.rank_process import rank_command
 from launcher.run.rendezvous.choice import master_addr, run_id
+from launcher.run.stacks.job_stacks import JobStacks
 from launcher.run.worker_env import SIGNALS_VAR, direct_place, worker_env
 from launcher.signal_rules import hurry_stop, set_stop_action, stop_outcome
 
@@ -41,7 +42,8 @@ def run_direct(config: JobConfig) -> JobOutcome:
         except PortBusyError as exc:
             return JobOutcome(exc.exit_status, str(exc))
         job_run_id = run_id(config)
-        group = RankGroup(RankLogs(config, default_layout(config, log_root, job_run_id), dict(os.environ)))
+        group = RankGroup(RankLogs(config, default_layout(config, log_root, job_run_id), dict(os.environ)),
+                          JobStacks(log_root, keep=config.settings.log_dir is not None))
         outcome = _run(config, group, job_run_id, listener)
         return group.failure_outcome() if outcome is None else outcome
 
@@ -62,6 +64,7 @@ def _run(config: JobConfig, group: RankGroup, job_run_id: str, listener: socket.
             except RanksStopped as exc:
                 outcome = JobOutcome(*stop_outcome(exc.received, "every rank was stopped"))
             except JobTimeout as exc:
+                group.report_stacks(exc.reason())
                 outcome = exc.outcome()
             finally:
                 set_stop_action(hurry_stop)

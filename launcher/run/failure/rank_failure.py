@@ -34,6 +34,7 @@ class RankFailure:
     others: str = "; the other ranks were stopped"  # what became of the rest (`others_text`)
     # Its stderr reached the terminal as it came, under this prefix: the tail is not shown again (None: it did not).
     shown_under: str | None = None
+    out_of_memory: str | None = None  # what says the kernel's OOM killer ended it (launcher/run/failure/oom_kill.py)
 
     @property
     def validation(self) -> bool:
@@ -50,7 +51,8 @@ class RankFailure:
         (torchrun's root cause) and its last lines of stderr."""
         if self.validation:
             return self.message
-        parts = [f"rank {self.rank} on {self.host} failed first, with {self.how()}{self.others}"]
+        how = self.how() if self.out_of_memory is None else f"{self.how()}: out of memory, {self.out_of_memory}"
+        parts = [f"rank {self.rank} on {self.host} failed first, with {how}{self.others}"]
         if self.cause is not None:
             parts += ["  root cause (from its error file):", *(f"    {line}" for line in self.cause.lines())]
         if self.error_file_ignored is not None:

@@ -1,0 +1,98 @@
+"""A node's ranks' stacks as the launcher takes them itself (docs/CONTRACT.md section 8): before it stops ranks at
+--timeout, or because one rank failed while others still ran, it asks each running rank for its stacks, prints the
+summary, and keeps the full dumps in a file it names: in the log folder with --log-dir, else a private file (0600)
+in the temp dir, which outlives the job. At each attempt's end, a rank whose count of compiled graphs differs from
+the others' is named in one line.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+from launcher.contract.names import STACKS_DIR_VAR, STACKS_SIGNAL
+from launcher.escaped import one_line
+from launcher.run.stacks.rank_answers import RankAnswer, ask_ranks, read_compile_state
+from launcher.run.stacks.stack_report import ranks_text, stack_lines, summary_lines
+from launcher.run.terminal_lines import terminal
+from launcher.signal_rules import signal_name
+
+__all__ = ["JobStacks", "dump_file_text"]
+
+
+class JobStacks:
+    """The folder the ranks answer in (made 0700 inside the launcher's private log folder) and what is said."""
+
+    def __init__(self, log_root: Path, keep: bool) -> None:
+        self.folder = log_root / "stacks"
+        self.folder.mkdir(mode=0o700, exist_ok=True)
+        self._keep_in = self.folder if keep else None
+
+    def environment(self) -> dict[str, str]:
+        """What each rank needs to answer: the folder."""
+        return {STACKS_DIR_VAR: str(self.folder)}
+
+    def report(self, ranks: Mapping[int, int], why: str) -> None:
+        """Ask the running `ranks` (global rank -> pid) for their stacks and print what they say, before they are
+        stopped for `why`."""
+        if not ranks:
+            return
+        try:
+            answers = ask_ranks(ranks, self.folder)
+            summary = summary_lines(answers)
+            saved = self._save(answers, why)
+        except Exception as exc:  # noqa: BLE001  (a report that failed must not keep the ranks from being stopped)
+            terminal(2).note(one_line(f"note: the ranks' stacks could not be taken: {type(exc).__name__}: {exc}"))
+            return
+        kept = f"full dumps in {saved}" if saved is not None else "the full dumps could not be kept"
+        lines = [f"the stacks of the {len(ranks)} running rank(s) on {socket.gethostname()}, taken as {why}, before "
+                 f"they are stopped ({kept}):", *(f"  {line}" for line in summary)]
+        terminal(2).note("\n".join(one_line(line) for line in lines))
+
+    def compile_note(self, ranks: Iterable[int]) -> str | None:
+        """`rank 1 compiled 3 graphs, the others 2 each`, when the ranks' counts differ (None: they agree, or no
+        rank compiled)."""
+        counts = {rank: _graphs(read_compile_state(self.folder, rank)) for rank in ranks}
+        if len(counts) < 2 or not any(counts.values()) or len(set(counts.values())) == 1:
+            return None
+        usual, _ = Counter(counts.values()).most_common(1)[0]
+        odd = sorted(rank for rank, count in counts.items() if count != usual)
+        said = ", ".join(f"{counts[rank]}" for rank in odd)
+        return (f"{ranks_text(odd)} compiled {said} graph(s), the other ranks {usual} each: a rank that compiles "
+                "more than its peers recompiles, and its peers wait for it in their next collective "
+                "(TORCH_LOGS=recompiles says why)")
+
+    def _save(self, answers: Sequence[RankAnswer], why: str) -> Path | None:
+        text = dump_file_text(answers, why).encode("utf-8", "replace")
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        try:
+            if self._keep_in is not None:
+                path = self._keep_in / f"stacks-{stamp}.txt"
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+            else:
+                fd, name = tempfile.mkstemp(prefix=f"accel-stacks-{stamp}-", suffix=".txt")
+                path = Path(name)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(text)
+        except OSError:
+            return None
+        return path
+
+
+def dump_file_text(answers: Sequence[RankAnswer], why: str) -> str:
+    """The full dumps: the summary, the grouped stacks, then each rank's dump as faulthandler wrote it."""
+    parts = [f"accel-launch: {why}: stacks of {len(answers)} rank(s) on {socket.gethostname()}, asked with "
+             f"{signal_name(STACKS_SIGNAL)}", "", *summary_lines(answers), "", *stack_lines(answers), ""]
+    for answer in answers:
+        parts += [f"=== rank {answer.rank} (pid {answer.pid}) ===", answer.dump or f"no stack: {answer.silent}", ""]
+    return "\n".join(parts)
+
+
+def _graphs(state: Mapping[str, object] | None) -> int:
+    count = state.get("graphs") if state is not None else 0
+    return count if isinstance(count, int) else 0

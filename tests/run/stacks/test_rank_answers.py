@@ -1,0 +1,89 @@
+"""Asking real processes for their stacks: one that answers through faulthandler, one that does not catch the
+signal (never sent it, so it lives), one whose program handles it itself, and one already gone."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from launcher.contract.names import STACKS_SIGNAL
+from launcher.run.stacks.rank_answers import ask_ranks
+
+pytestmark = pytest.mark.timeout(60)
+
+ANSWERS = f"""
+import faulthandler, os, sys, time
+fd = os.open(os.path.join(sys.argv[1], "rank-0.stacks"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+faulthandler.register({int(STACKS_SIGNAL)}, file=fd, all_threads=True)
+open(os.path.join(sys.argv[1], "ready"), "w").close()
+def waiting_here():
+    time.sleep(30)
+waiting_here()
+"""
+OWN_HANDLER = f"""
+import os, signal, sys, time
+signal.signal({int(STACKS_SIGNAL)}, lambda *_: open(os.path.join(sys.argv[1], "handled"), "w").close())
+open(os.path.join(sys.argv[1], "ready"), "w").close()
+time.sleep(30)
+"""
+PLAIN = """
+import os, sys, time
+open(os.path.join(sys.argv[1], "ready"), "w").close()
+time.sleep(30)
+"""
+
+
+def started(code: str, folder: Path) -> subprocess.Popen:
+    process = subprocess.Popen([sys.executable, "-c", code, str(folder)])
+    deadline = time.monotonic() + 30
+    while not (folder / "ready").exists():
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    (folder / "ready").unlink()
+    time.sleep(0.1)
+    return process
+
+
+def test_a_process_with_the_handler_answers_with_its_stack_and_goes_on(tmp_path):
+    process = started(ANSWERS, tmp_path)
+    try:
+        [answer] = ask_ranks({0: process.pid}, tmp_path)
+        assert answer.silent is None and 'line 7 in waiting_here' in answer.dump
+        assert process.poll() is None
+    finally:
+        process.kill()
+        process.wait()
+
+
+def test_a_process_that_does_not_catch_the_signal_is_not_sent_it(tmp_path):
+    process = started(PLAIN, tmp_path)
+    try:
+        [answer] = ask_ranks({0: process.pid}, tmp_path)
+        assert answer.dump is None and answer.silent.startswith("does not catch SIGRTMIN+27")
+        time.sleep(0.2)
+        assert process.poll() is None  # the signal's default action would have ended it
+    finally:
+        process.kill()
+        process.wait()
+
+
+def test_a_program_with_its_own_handler_keeps_it_and_is_said_not_to_answer(tmp_path):
+    process = started(OWN_HANDLER, tmp_path)
+    try:
+        [answer] = ask_ranks({0: process.pid}, tmp_path, answer_seconds=0.5)
+        assert answer.dump is None and "has a handler of its own" in answer.silent
+        assert (tmp_path / "handled").exists() and process.poll() is None
+    finally:
+        process.kill()
+        process.wait()
+
+
+def test_a_process_already_gone_is_named_so(tmp_path):
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    [answer] = ask_ranks({3: process.pid}, tmp_path)
+    assert (answer.rank, answer.silent) == (3, "already gone")
