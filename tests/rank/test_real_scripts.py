@@ -121,6 +121,7 @@ def test_a_backend_named_in_the_code_is_used_and_noted_once_by_rank_0(launch: La
     assert got.returncode == 0, got.stderr[-3000:]
     notes = _lines(got.stderr, NOTE)
     assert notes == [f"{NOTE}'eager') is used, not the resolved backend {RESOLVED} (from --compile-backend)"]
+    assert notes[0] in got.stderr.splitlines()  # at the start of its line, as `grep '^accel-launch: note'` finds it
     assert "out: (2, 3)" in got.stdout
 
 
