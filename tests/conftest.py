@@ -44,14 +44,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="session", autouse=True)
 def private_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Point XDG_CACHE_HOME (inherited by every launcher subprocess) at a temp dir for the session."""
-    previous = os.environ.get("XDG_CACHE_HOME")
-    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache-home"))
+    """Point XDG_CACHE_HOME and TMPDIR (inherited by every launcher subprocess) at temp dirs of the session: what a
+    job keeps there on purpose (a failed job's stack dumps) stays with the session's, not in the machine's /tmp."""
+    made = {"XDG_CACHE_HOME": "cache-home", "TMPDIR": "tmp"}
+    previous = {name: os.environ.get(name) for name in made}
+    for name, folder in made.items():
+        os.environ[name] = str(tmp_path_factory.mktemp(folder))
     yield
-    if previous is None:
-        os.environ.pop("XDG_CACHE_HOME", None)
-    else:
-        os.environ["XDG_CACHE_HOME"] = previous
+    for name, value in previous.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 @pytest.fixture(params=["direct", "engine"])
