@@ -1,8 +1,9 @@
 """One node's job from its start to nothing left, the same on both launch paths (spawn.py: torch's engine;
 direct/direct_run.py: the launcher's own loop).
 
-The launcher becomes the subreaper of its ranks, makes the private folder for their logs, and reaps what the
-ranks leave behind as it ends while the job runs (reaper.py). Each attempt's ranks end through
+The launcher becomes the subreaper of its ranks, makes the private folder for their logs, reaps what the
+ranks leave behind as it ends while the job runs (reaper.py), and starts the keeper that ends the job within the
+grace window should the launcher die (job_keeper.py). Each attempt's ranks end through
 `RankGroup.end` (stopped, what they left swept, their output drained); when the job is over, whatever is still
 left is swept and the folder removed (kept under --log-dir), however the job ended.
 """
@@ -15,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from launcher.contract.job_config import RunSettings
+from launcher.run.job_keeper import keeper
 from launcher.run.leftovers import log_folder
 from launcher.run.reaper import become_subreaper, reaping_adopted, sweep_descendants
 
@@ -27,10 +29,11 @@ def job_scope(settings: RunSettings) -> Iterator[Path]:
     is left running, and the folder is gone unless --log-dir named where it is."""
     become_subreaper()
     log_root = log_folder(settings.log_dir)
-    try:
-        with reaping_adopted():
-            yield log_root
-    finally:
-        sweep_descendants(grace_seconds=settings.grace_period)
-        if settings.log_dir is None:
-            shutil.rmtree(log_root, ignore_errors=True)
+    with keeper(settings.grace_period):
+        try:
+            with reaping_adopted():
+                yield log_root
+        finally:
+            sweep_descendants(grace_seconds=settings.grace_period)
+            if settings.log_dir is None:
+                shutil.rmtree(log_root, ignore_errors=True)
