@@ -11,7 +11,7 @@ __all__ = [
     "NODE_JOB_VAR", "NODE_HOSTS_VAR", "NODE_DEVICES_VAR", "NODE_RANK_VAR", "NODE_HOST_VAR", "NODE_COUNT_VAR",
     "STOP_ON_STDIN_EOF", "ACCELERATOR_KEYWORD", "DEFAULT_SOURCE", "DEFAULT_MASTER_PORT", "TORCHRUN_RUN_ID",
     "SUCCESS_STATUS", "FAILURE_STATUS", "VALIDATION_STATUS", "TIMEOUT_STATUS", "SIGNAL_STATUS_BASE",
-    "REFUSAL_PHRASE", "START_REFUSAL_PHRASE", "LAUNCH_PATH_VAR", "STORE_FD_VAR",
+    "REFUSAL_PHRASE", "START_REFUSAL_PHRASE", "RENDEZVOUS_FAILURE_PHRASE", "LAUNCH_PATH_VAR", "STORE_FD_VAR",
     "AGREEMENT_VAR", "ERROR_FILE_VAR", "PARENT_DEATH_SIGNAL",
     "INTERNAL_VARS", "HEAD_VARS", "COMPILE_CACHE_VAR", "COMPILE_SECRET_VAR", "COMPILE_CACHE_MODES",
     "COMPILE_WAIT_SECONDS",
@@ -91,3 +91,5 @@ SIGNAL_STATUS_BASE = 128
 # The phrases a rank's refusal line carries, by which the launcher tells it from other failures.
 REFUSAL_PHRASE = "refused the compile backend"
 START_REFUSAL_PHRASE = "refused to start"
+# What a rank on the direct path of several nodes says when its rendezvous fails (exit 1, as torchrun's does).
+RENDEZVOUS_FAILURE_PHRASE = "failed at the rendezvous"

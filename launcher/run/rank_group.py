@@ -112,7 +112,7 @@ class RankGroup:
         log = self.logs.stderr_log(failure.local_rank)
         tail = tail_lines(log) if log is not None else ()
         account = failure_from_engine(rank, failure.exitcode, self.logs.error_file(failure.local_rank), tail)
-        note = lost_peer_note(account.output_tail)
+        note = None if account.rendezvous else lost_peer_note(account.output_tail)
         message = account.summary() if note is None else f"{account.summary()}\n  {note}"
         return JobOutcome(exit_status(failure.exitcode), message, account)
 

@@ -44,6 +44,7 @@ def run_job(config: JobConfig) -> JobOutcome:
 
         return run_direct(config)
     import_engine()
+    from torch.distributed import DistError
     from torch.distributed.elastic.rendezvous.api import RendezvousError
 
     from launcher.run.agent_launch import run_agent
@@ -64,10 +65,11 @@ def run_job(config: JobConfig) -> JobOutcome:
             return JobOutcome(exc.exit_status, str(exc))
         except (ArrivalsTimeoutError, NodeRecordError) as exc:
             return JobOutcome(exc.exit_status, f"rendezvous failed: {exc}")
-        except RendezvousError as exc:
-            detail = str(exc) or type(exc).__name__
+        except (RendezvousError, DistError) as exc:  # DistError: the static rendezvous's store never answered
+            detail = " ".join(str(exc).split()) or type(exc).__name__
             return JobOutcome(FAILURE_STATUS, f"rendezvous at {config.rendezvous.endpoint} failed (a node is gone, "
-                                              f"or never came): {detail}")
+                                              f"or never came within --rdzv-timeout {config.settings.rdzv_timeout} "
+                                              f"s): {detail}")
 
 
 def _restart_environment(config: JobConfig, environ: Mapping[str, str]) -> dict[str, str]:
