@@ -8,6 +8,7 @@ as the direct path does.
 
 from __future__ import annotations
 
+import functools
 import gc
 import logging
 import math
@@ -19,6 +20,7 @@ from pathlib import Path
 from launcher.contract.engine_options import DEFAULT_LOGS_SPECS
 from launcher.contract.job_config import JobConfig
 from launcher.contract.names import FAILURE_STATUS, LAUNCHER_PID_VAR
+from launcher.errors import LogsSpecsError
 from launcher.run.job_outcome import JobOutcome, JobTimeout
 from launcher.run.job_scope import job_scope
 from launcher.run.job_signals import RanksStopped
@@ -27,7 +29,7 @@ from launcher.run.rank_process import rank_command
 from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, run_id, standalone_like
 from launcher.signal_rules import stop_outcome
 
-__all__ = ["run_job", "silence_engine_logs"]
+__all__ = ["run_job", "silence_engine_logs", "logs_specs_class"]
 
 logger = logging.getLogger(__name__)
 # Restartable groups re-form in a store of their own: by default torch elastic lets the ranks share the agent's
@@ -107,11 +109,21 @@ def silence_engine_logs() -> None:
             logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
+@functools.cache
+def logs_specs_class(name: str) -> type:
+    """The class of a --logs-specs plugin, loaded once by torchrun's own loader; LogsSpecsError when its code
+    fails (the launch checks it before anything starts)."""
+    from torch.distributed.run import _get_logs_specs_class
+
+    try:
+        return _get_logs_specs_class(name)
+    except BaseException as exc:  # noqa: BLE001  (the plugin's import is user code: whatever it raises)
+        raise LogsSpecsError(name, exc) from None
+
+
 def _elastic_config(config: JobConfig, log_root: Path):
     from torch.distributed.elastic.multiprocessing import DefaultLogsSpecs
     from torch.distributed.launcher.api import LaunchConfig
-    from torch.distributed.run import _get_logs_specs_class
-
     settings = config.settings
     engine = settings.engine
     low, high = config.node_range
@@ -137,7 +149,7 @@ def _elastic_config(config: JobConfig, log_root: Path):
     if engine.logs_specs == DEFAULT_LOGS_SPECS:
         logs_specs = DefaultLogsSpecs(log_dir=str(log_root), **layout)
     else:
-        logs_specs = _get_logs_specs_class(engine.logs_specs)(log_dir=settings.log_dir, **layout)
+        logs_specs = logs_specs_class(engine.logs_specs)(log_dir=settings.log_dir, **layout)
     return LaunchConfig(
         min_nodes=low,
         max_nodes=high,
