@@ -17,6 +17,7 @@ import importlib.machinery
 import os
 import runpy
 import signal
+import stat
 import sys
 from types import ModuleType, TracebackType
 
@@ -94,6 +95,8 @@ def _run(mode: str, target: str, args: list[str]) -> None:
             os.execvp(target, [target, *args])
         except OSError as exc:
             refuse(f"cannot run {target!r} (--no-python): {exc.strerror or exc}", START_REFUSAL_PHRASE)
+    if mode == "script":
+        _still_a_file(target)
     sys.argv = [target, *args]
     try:
         if mode == "module":
@@ -107,6 +110,18 @@ def _run(mode: str, target: str, args: list[str]) -> None:
         frames = _program_frames(exc.__traceback__)
         sys.excepthook(type(exc), exc.with_traceback(frames), frames)
         sys.exit(FAILURE_STATUS)
+
+
+def _still_a_file(target: str) -> None:
+    """The script is still a regular file (the launcher checked it; one swapped for a FIFO since would block the
+    rank's read for good): refused in one line otherwise."""
+    try:
+        mode = os.stat(target).st_mode
+    except OSError as exc:
+        refuse(f"script {target!r}: {exc.strerror or exc}", START_REFUSAL_PHRASE)
+    if not stat.S_ISREG(mode):
+        refuse(f"script {target!r} is no longer a regular file (it changed since the launcher's check)",
+               START_REFUSAL_PHRASE)
 
 
 def _program_frames(traceback: TracebackType | None) -> TracebackType | None:

@@ -5,6 +5,8 @@ plugin whose import raises; and a newline in a ds_config path escaped in the ban
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -88,3 +90,18 @@ def test_a_newline_in_a_ds_config_path_is_escaped_in_the_banner_as_in_the_dry_ru
     banner = [line for line in finished.stderr.splitlines() if BANNER in line]
     assert len(banner) == 1 and "d\\naccel-launch: error: forged.json" in banner[0]
     assert not [line for line in finished.stderr.splitlines() if line.startswith("accel-launch: error:")]
+
+
+@pytest.mark.timeout(120)
+def test_a_script_swapped_for_a_fifo_after_the_check_is_refused_by_the_rank_not_read(start_job, temp):
+    job = start_job(["swapped.py"], {"TMPDIR": str(temp)}, {"swapped.py": "print('never')\n"})
+    deadline = time.monotonic() + 60
+    while BANNER not in job.output()[1]:  # the launcher's check is done once it says what it starts
+        assert time.monotonic() < deadline and job.proc.poll() is None, job.output()[1]
+        time.sleep(0.01)
+    (job.workdir / "swapped.py").unlink()
+    os.mkfifo(job.workdir / "swapped.py")
+    finished = job.finish(timeout=60)
+
+    assert finished.returncode == 2, finished.stderr
+    assert "refused to start: script" in finished.stderr and "no longer a regular file" in finished.stderr
