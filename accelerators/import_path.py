@@ -4,6 +4,8 @@ resolved to a callable."""
 from __future__ import annotations
 
 import importlib
+import os
+import threading
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -33,8 +35,26 @@ def split_import_path(path: str) -> tuple[str, list[str]]:
     return module_name, parts
 
 
+class _ExitCalled(BaseException):
+    """`os._exit` called by the module being imported, in the importing thread: its status."""
+
+    def __init__(self, status: int) -> None:
+        self.status = status
+        super().__init__(status)
+
+
 def _import(module_name: str) -> ModuleType | None:
-    """The module, or None when it (or a parent package) does not exist; other import failures raise."""
+    """The module, or None when it (or a parent package) does not exist; whatever else ends its import (an
+    exception of any kind, KeyboardInterrupt included, or `os._exit` in the importing thread) is an
+    ImportPathError: the module is the user's code, refused in one line rather than ending the rank."""
+    real_exit, importer = os._exit, (os.getpid(), threading.get_ident())
+
+    def exit_called(status: int) -> None:
+        if (os.getpid(), threading.get_ident()) != importer:  # a child the module forked, another thread
+            real_exit(status)
+        raise _ExitCalled(status)
+
+    os._exit = exit_called
     try:
         return importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
@@ -42,8 +62,12 @@ def _import(module_name: str) -> ModuleType | None:
         if module_name == missing or module_name.startswith(missing + "."):
             return None
         raise ImportPathError(f"module '{module_name}' raised ModuleNotFoundError on import: {exc}") from exc
-    except (Exception, SystemExit) as exc:
-        raise ImportPathError(f"module '{module_name}' raised {type(exc).__name__} on import: {exc}") from exc
+    except _ExitCalled as exc:
+        raise ImportPathError(f"module '{module_name}' called os._exit({exc.status}) on import") from None
+    except BaseException as exc:  # noqa: BLE001  (the user's module: whatever it raises is its refusal)
+        raise ImportPathError(f"module '{module_name}' raised {type(exc).__name__} on import: {exc}") from None
+    finally:
+        os._exit = real_exit
 
 
 def _module_and_rest(path: str) -> tuple[ModuleType, list[str]]:

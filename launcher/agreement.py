@@ -2,7 +2,9 @@
 several nodes) checks that it resolved the compile backend node 0 did, and runs node 0's torch, Python and
 accelerator kind, in a few store calls each, however many members there are (docs/ARCHITECTURE.md).
 
-Member 0 publishes its `BackendClaim`; every other member compares its own with it and, on a difference, writes
+Member 0 publishes its `BackendClaim`, with its round and member count; every other member reads them before it
+counts itself in (one that counts another job size hands member 0's round its own claim as the verdict, so every
+member names the sizes), compares its own with it and, on a difference, writes
 its own claim with its number (`NodeClaim`), and that claim as the verdict at once; each counts itself in with one
 `add`, and the last one in writes the verdict that the others wait for, where none is written yet: `agreed`, or a
 differing claim. On a difference every member words the one
@@ -29,6 +31,9 @@ __all__ = ["agree", "disagreement", "ClaimsDiffer", "UntrustedRecord", "Agreemen
 
 Decoded = TypeVar("Decoded")
 _ARRIVALS = "accel/agreement/arrivals"
+# Member 0's round, member count and claim, `b"<generation> <world size> <claim>"`: every member reads it before it
+# counts itself in, so that one that counts another size of job names the sizes on every member, not a timeout.
+_FIRST = "accel/agreement/first"
 _AGREED = b"agreed"
 # The facts beside the backend that must be the same on every member: (claim field, as a line names it, what to do).
 _SAME_SOFTWARE = "run one torch, Python and accelerator kind on every node of a job"
@@ -68,19 +73,21 @@ def agree(store: Any, rank: int, world_size: int, claim: BackendClaim, timeout: 
     At most 7 store calls per member when all agree (11 when not). A static rendezvous hands every round the
     same store, so each agreement gets its own keys from the count of arrivals (`world_size` per round).
     """
-    generation = (store.add(_ARRIVALS, 1) - 1) // world_size
-    key = f"accel/agreement/{generation}/{{}}".format
     differing = None
     if rank == 0:
-        first = claim
-        store.set(key("claim0"), claim.encode())
+        first, generation = claim, (store.add(_ARRIVALS, 1) - 1) // world_size
+        store.set(_FIRST, f"{generation} {world_size} ".encode() + claim.encode())
     else:
-        _wait(store, key("claim0"), timeout, f"{member} 0's claim")
-        first = _decoded(BackendClaim.decode, store.get(key("claim0")), f"{member} 0")
+        _wait(store, _FIRST, timeout, f"{member} 0's claim")
+        first_generation, first_size, first = _first(store.get(_FIRST), f"{member} 0")
+        if first_size != world_size:
+            _differ_in_size(store, _keys(first_generation), rank, claim, first, first_size, world_size, member)
+        generation = (store.add(_ARRIVALS, 1) - 1) // world_size
         if disagreement(first, rank, claim, member) is not None:
             differing = NodeClaim(rank, claim).encode()
-            store.set(key("mismatch"), differing)
-            store.set(key("verdict"), differing)  # at once: members that count a job of another size wait on it
+            store.set(_keys(generation)("mismatch"), differing)
+            store.set(_keys(generation)("verdict"), differing)  # at once: no member waits out its timeout
+    key = _keys(generation)
     if store.add(key("in"), 1) == world_size and not store.check([key("verdict")]):
         if differing is None and store.check([key("mismatch")]):
             differing = store.get(key("mismatch"))
@@ -99,6 +106,33 @@ def agree(store: Any, rank: int, world_size: int, claim: BackendClaim, timeout: 
         _leave_together(store, key("read"), key("all_read"), world_size,
                         min(timeout, timedelta(seconds=_LEAVE_SECONDS)))
     raise ClaimsDiffer(message)
+
+
+def _keys(generation: int) -> Callable[[str], str]:
+    return f"accel/agreement/{generation}/{{}}".format
+
+
+def _first(raw: bytes, writer: str) -> tuple[int, int, BackendClaim]:
+    """Member 0's generation, member count and claim; UntrustedRecord when the bytes are not what it writes."""
+    fields = raw.split(b" ", 2)
+    if len(fields) != 3 or not all(field.isdigit() and len(field) <= 12 for field in fields[:2]):
+        raise UntrustedRecord(writer, f"its claim does not start with its round and size: {short_line(repr(raw[:80]))}")
+    return int(fields[0]), int(fields[1]), _decoded(BackendClaim.decode, fields[2], writer)
+
+
+def _differ_in_size(store: Any, key: Callable[[str], str], rank: int, claim: BackendClaim, first: BackendClaim,
+                    first_size: int, world_size: int, member: str) -> None:
+    """This member counts another job size than member 0: hand member 0's round this member's claim as the verdict
+    (so member 0's side ends with the same line at once) and raise ClaimsDiffer naming both sizes."""
+    differing = NodeClaim(rank, claim).encode()
+    store.set(key("mismatch"), differing)
+    store.set(key("verdict"), differing)
+    raise ClaimsDiffer(disagreement(first, rank, claim, member) or _sizes_line(first_size, rank, world_size, member))
+
+
+def _sizes_line(first_size: int, rank: int, world_size: int, member: str) -> str:
+    return (f"the nodes count different job sizes: {member} 0 counts {first_size} {member}s, {member} {rank} counts "
+            f"{world_size}; {FACTS[-1][2]}")
 
 
 def disagreement(first: BackendClaim, rank: int, claim: BackendClaim, member: str = "node") -> str | None:
@@ -130,7 +164,8 @@ def _mismatch_line(first: BackendClaim, verdict: bytes, world_size: int, member:
     """The line for a verdict that is a differing member's claim; UntrustedRecord when it is not one."""
     writer = f"the {member} that differed from {member} 0"
     found = _decoded(NodeClaim.decode, verdict, writer)
-    if not 0 < found.node < world_size:
+    other_size = found.claim.world != first.world  # its number counts in another job's size
+    if found.node <= 0 or (found.node >= world_size and not other_size):
         raise UntrustedRecord(writer, f"it names {member} {found.node}, not one of {member}s 1 to {world_size - 1}")
     message = disagreement(first, found.node, found.claim, member)
     if message is None:

@@ -12,6 +12,7 @@ from launcher.contract.names import VALIDATION_STATUS
 __all__ = [
     "LaunchError",
     "UsageError",
+    "LogsSpecsError",
     "FileLineError",
     "EnvFileError",
     "DsConfigError",
@@ -44,6 +45,16 @@ class UsageError(LaunchError):
     def __init__(self, option: str, value: object, expected: str) -> None:
         self.option, self.value, self.expected = option, value, expected
         super().__init__(f"invalid value for {option}: {_shown(value)} ({expected})")
+
+
+class LogsSpecsError(LaunchError):
+    """A --logs-specs plugin (the user's code, loaded by torch from its entry point) that could not be loaded."""
+
+    def __init__(self, name: str, exc: BaseException) -> None:
+        detail = " ".join(str(exc).split())[:300]
+        super().__init__(f"--logs-specs {_shown(name)}: its entry point could not be loaded: {type(exc).__name__}"
+                         f"{': ' + detail if detail else ''} (the plugin's own code; fix or uninstall it, or leave "
+                         f"the flag out)")
 
 
 def _shown(value: object, limit: int = 200) -> str:

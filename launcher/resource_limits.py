@@ -12,13 +12,16 @@ import errno
 import os
 import resource
 
-__all__ = ["open_files_problem", "address_space_problem", "exhausted_limit", "MIN_OPEN_FILES",
-           "OPEN_FILES_PER_RANK", "ENGINE_ADDRESS_SPACE"]
+__all__ = ["open_files_problem", "file_size_problem", "address_space_problem", "exhausted_limit", "MIN_OPEN_FILES",
+           "OPEN_FILES_PER_RANK", "MIN_FILE_SIZE", "ENGINE_ADDRESS_SPACE"]
 
 # What the launcher (with torch elastic's agent, the heavier path) and one rank of a gloo job need of open files,
 # measured on both paths: 2 ranks ran at 24 and failed at 16; 8 ranks ran at 64 and failed at 32.
 MIN_OPEN_FILES = 32
 OPEN_FILES_PER_RANK = 4
+# The launcher's own files are small, but a rank's log of a few lines must fit: below this, the first rank to write
+# more ends with EFBIG (Python ignores SIGXFSZ) or the launcher's private folder cannot be marked.
+MIN_FILE_SIZE = 1 << 20
 # The engine path imports torch into the launcher: at 400 MiB of address space it aborted (std::bad_alloc), at
 # 800 MiB it ran; the direct path needs far less and is not checked.
 ENGINE_ADDRESS_SPACE = 1 << 30
@@ -39,6 +42,16 @@ def open_files_problem(ranks: int = 0) -> str | None:
     for_whom = f" for {ranks} rank(s) on this node ({share})" if ranks else ""
     return (f"the open-file limit (ulimit -n) is {soft}; accel-launch needs at least {needed} open files{for_whom}: "
             "raise it, e.g. ulimit -n 1024")
+
+
+def file_size_problem() -> str | None:
+    """The line for a file-size limit (ulimit -f) too small for the launcher's files and the ranks' logs, else
+    None."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
+    if soft == resource.RLIM_INFINITY or soft >= MIN_FILE_SIZE:
+        return None
+    return (f"the file-size limit (ulimit -f) is {soft} bytes; accel-launch needs at least {MIN_FILE_SIZE} for its "
+            "files and the ranks' logs: raise it, e.g. ulimit -f unlimited")
 
 
 def address_space_problem() -> str | None:

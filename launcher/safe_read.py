@@ -3,7 +3,9 @@
 A FIFO, a device or a directory is refused before a byte is read (the open itself is non-blocking, so a
 FIFO with no writer cannot hang the launcher), and a file over the limit is refused rather than read.
 A file the launcher will trust (`own_only`, as ssh treats `~/.ssh`) must also be reached through no
-symbolic link, be owned by this user and be writable by no one else.
+symbolic link, be owned by this user and be writable by no one else. A file it reads without being named
+(`unshared`: `./.env`, `.deepspeed_env`) must be the user's own or root's, and not writable by others: another
+user's variables (an `LD_PRELOAD`) are never taken silently.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import errno
 import os
 import stat
 
-__all__ = ["UnsafeFileError", "ownership_problem", "read_user_bytes", "read_user_start", "read_user_text",
+__all__ = ["UnsafeFileError", "ForeignFileError", "ownership_problem", "read_user_bytes", "read_user_start", "read_user_text",
            "MAX_USER_FILE_BYTES"]
 
 MAX_USER_FILE_BYTES = 4 << 20
@@ -22,10 +24,14 @@ class UnsafeFileError(Exception):
     """The named path cannot be read as a small text file; the message says why, in a few words."""
 
 
+class ForeignFileError(UnsafeFileError):
+    """The file is not one the launcher may trust (`own_only`, `unshared`): another user could write it."""
+
+
 def read_user_text(path: str, limit: int = MAX_USER_FILE_BYTES, *, follow_symlinks: bool = True,
-                   own_only: bool = False) -> str:
+                   own_only: bool = False, unshared: bool = False) -> str:
     """The UTF-8 text of the regular file at `path`, at most `limit` bytes; UnsafeFileError otherwise."""
-    data = read_user_bytes(path, limit, follow_symlinks=follow_symlinks, own_only=own_only)
+    data = read_user_bytes(path, limit, follow_symlinks=follow_symlinks, own_only=own_only, unshared=unshared)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -33,19 +39,20 @@ def read_user_text(path: str, limit: int = MAX_USER_FILE_BYTES, *, follow_symlin
 
 
 def read_user_bytes(path: str, limit: int = MAX_USER_FILE_BYTES, *, follow_symlinks: bool = True,
-                    own_only: bool = False) -> bytes:
+                    own_only: bool = False, unshared: bool = False) -> bytes:
     """The bytes of the regular file at `path`, at most `limit` of them; UnsafeFileError otherwise.
 
     Without `follow_symlinks` a symbolic link is refused; `own_only` refuses one too, and a file that is not
-    this user's own (`ownership_problem`)."""
-    data, _size = read_user_start(path, limit + 1, follow_symlinks=follow_symlinks, own_only=own_only)
+    this user's own (`ownership_problem`); `unshared` a file another user could write (its owner, or anyone)."""
+    data, _size = read_user_start(path, limit + 1, follow_symlinks=follow_symlinks, own_only=own_only,
+                                  unshared=unshared)
     if len(data) > limit:
         raise UnsafeFileError(f"is larger than {limit} bytes")
     return data
 
 
-def read_user_start(path: str, count: int, *, follow_symlinks: bool = True, own_only: bool = False
-                    ) -> tuple[bytes, int]:
+def read_user_start(path: str, count: int, *, follow_symlinks: bool = True, own_only: bool = False,
+                    unshared: bool = False) -> tuple[bytes, int]:
     """The first `count` bytes of the regular file at `path`, and its size; UnsafeFileError otherwise
     (`follow_symlinks` and `own_only` as for `read_user_bytes`)."""
     no_follow = os.O_NOFOLLOW if own_only or not follow_symlinks else 0
@@ -57,8 +64,9 @@ def read_user_start(path: str, count: int, *, follow_symlinks: bool = True, own_
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise UnsafeFileError(f"is {_kind(info.st_mode)}, not a regular file")
-        if own_only and (problem := ownership_problem(info)) is not None:
-            raise UnsafeFileError(problem)
+        problem = ownership_problem(info) if own_only else ownership_problem(info, shared=True) if unshared else None
+        if problem is not None:
+            raise ForeignFileError(problem)
         return _read_at_most(fd, count), info.st_size
     except OSError as exc:
         raise UnsafeFileError(f"cannot be read ({exc.strerror or exc})") from None
@@ -66,15 +74,17 @@ def read_user_start(path: str, count: int, *, follow_symlinks: bool = True, own_
         os.close(fd)
 
 
-def ownership_problem(info: os.stat_result, *, folder: bool = False) -> str | None:
+def ownership_problem(info: os.stat_result, *, folder: bool = False, shared: bool = False) -> str | None:
     """Why `info` (an lstat or fstat) is not a regular file (with `folder`: a folder) of this user's own, or
-    None: it is of another kind, owned by another user, or writable by group or others."""
+    None: it is of another kind, owned by another user, or writable by group or others. With `shared`, root's
+    files and a group's write are allowed, as for a file the user's team keeps: only another user, and
+    others' write, are problems."""
     is_kind, kind = (stat.S_ISDIR, "a folder") if folder else (stat.S_ISREG, "a regular file")
     if not is_kind(info.st_mode):
         return f"is {_kind(info.st_mode)}, not {kind}"
-    if info.st_uid != os.geteuid():
+    if info.st_uid != os.geteuid() and not (shared and info.st_uid == 0):
         return f"is owned by uid {info.st_uid}, not by this user (uid {os.geteuid()})"
-    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+    if info.st_mode & (stat.S_IWOTH if shared else stat.S_IWGRP | stat.S_IWOTH):
         return f"is writable by group or others (mode {stat.S_IMODE(info.st_mode):04o})"
     return None
 

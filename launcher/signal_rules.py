@@ -13,6 +13,9 @@ The table is in docs/RELIABILITY.md ("Every signal has one outcome"):
 - default: job control, SIGCHLD, SIGURG, SIGWINCH, and the signals of a crash of the launcher itself
   (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS) keep the meaning they had.
 
+The first stop signal names the outcome, even when another came before Python ran its handler (Python runs pending
+handlers lowest number first: SIGTERM then SIGINT within a few ms would otherwise end as SIGINT): the order comes
+from Python's wakeup descriptor, to which its C handler writes each signal's number as it arrives.
 A stop or forwarded signal the launcher was started with ignored (nohup's SIGHUP, a background job's SIGINT)
 stays ignored. This module is the launcher's first import: it imports only small standard modules, and the
 launcher's table of names (launcher/contract/names.py, which imports nothing).
@@ -81,6 +84,7 @@ class _Now:
     cleanups: list[Callable[[], None]] = []
     deferring: int = 0  # inside signals_deferred: a signal waits for the block to end
     deferred: list[int] = []
+    arrivals: int | None = None  # the read end of Python's wakeup descriptor: signal numbers in arrival order
 
 
 def install_signal_rules(signals: Iterable[int] | None = None) -> None:
@@ -88,6 +92,7 @@ def install_signal_rules(signals: Iterable[int] | None = None) -> None:
     ignored) and ignore SIGPIPE and SIGXFSZ; or, given `signals`, put back the rules for those only (after
     torch elastic put handlers of its own in their place)."""
     if _Now.started_ignored is None:
+        _watch_arrivals()
         _Now.started_ignored = frozenset(sig for sig in STOP | FORWARDED if signal.getsignal(sig) == signal.SIG_IGN)
     for sig in STOP | FORWARDED | IGNORED if signals is None else signals:
         if sig in IGNORED or sig in _Now.started_ignored:
@@ -162,12 +167,37 @@ def start_thread(thread: threading.Thread) -> None:
         thread.start()
 
 
+def _watch_arrivals() -> None:
+    """Have Python's C handler write each signal's number to a pipe as the signal arrives (`_first_arrived`)."""
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    os.set_blocking(write_end, False)
+    try:
+        signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+    except ValueError:  # not the main thread: the handlers' own order stands
+        os.close(read_end)
+        os.close(write_end)
+        return
+    _Now.arrivals = read_end
+
+
+def _first_arrived(signum: int) -> int:
+    """The stop signal that arrived first of those that came since the last handler ran; `signum` when none."""
+    if _Now.arrivals is None:
+        return signum
+    try:
+        arrived = os.read(_Now.arrivals, 4096)
+    except OSError:  # nothing written since: BlockingIOError
+        return signum
+    return next((sig for sig in arrived if sig in STOP or sig in _Now.stop_instead), signum)
+
+
 def _on_signal(signum: int, _frame: object) -> None:
     if _Now.deferring:
         _Now.deferred.append(signum)
         return
     if signum in STOP or signum in _Now.stop_instead:
-        _Now.stop(signum)
+        _Now.stop(_first_arrived(signum))
     elif _Now.forward(signum) == 0:
         _write_line(f"accel-launch: note: {signal_name(signum)} came while no rank was running; it was not passed on")
 

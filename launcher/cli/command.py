@@ -22,16 +22,17 @@ from launcher.cli.flags import LaunchFlags, launch_options
 from launcher.cli.peer_flags import REFUSED, PeerFlags, peer_options
 from launcher.cli.pid_file import remove_pid_file, save_pid
 from launcher.cli.report import WithReport
+from launcher.contract.engine_options import DEFAULT_LOGS_SPECS
 from launcher.contract.flag_field import both
 from launcher.contract.job_config import Program
 from launcher.contract.names import COMPILE_SECRET_VAR, ERROR_FILE_VAR, VALIDATION_STATUS
 from launcher.errors import LaunchError
-from launcher.escaped import escaped_lines
+from launcher.escaped import escaped_lines, one_line
 from launcher.multinode.head.selection import HostFlags
 from launcher.prepare.build_job import PreparedJob, check_ports, prepare_job
 from launcher.prepare.plan import format_plan, plan_rows
 from launcher.prepare.validate import check_options, working_directory
-from launcher.resource_limits import address_space_problem, open_files_problem
+from launcher.resource_limits import address_space_problem, file_size_problem, open_files_problem
 from launcher.signal_rules import start_thread
 
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")  # DeepSpeed's --log_level choices
@@ -160,16 +161,25 @@ def _run(job: PreparedJob, stop_on_stdin_eof: bool, pid_file: Path | None = None
     """Start this node's ranks, say how the job ended, and exit with its status (`pid_file` removed first)."""
     config = job.config
     engine = config.engine_reason is not None
-    limit = open_files_problem(config.nproc_per_node) or (address_space_problem() if engine else None)
+    limit = (open_files_problem(config.nproc_per_node) or file_size_problem()
+             or (address_space_problem() if engine else None))
     if limit is not None:
         remove_pid_file(pid_file)
         fail("accel-launch", limit, VALIDATION_STATUS)
+    if engine and config.settings.engine.logs_specs != DEFAULT_LOGS_SPECS:
+        from launcher.run.spawn import logs_specs_class
+
+        try:
+            logs_specs_class(config.settings.engine.logs_specs)  # the plugin is the user's code: before the banner
+        except LaunchError as exc:
+            remove_pid_file(pid_file)
+            fail_with("accel-launch", exc)
     logging.getLogger(__name__).info("plan:\n%s", format_plan(plan_rows(config, job.detected_by, job.env_file)))
     nodes = "" if config.nnodes == "1" else f" (node {config.node_rank} of {config.nnodes})"
     if not config.settings.quiet:
         click.echo(
             f"accel-launch: {config.nproc_per_node} rank(s){nodes} on {config.accelerator}, "
-            f"compile backend {escaped_lines(config.backend.describe())}",
+            f"compile backend {one_line(config.backend.describe())}",  # one line, as --dry-run shows it
             err=True,
         )
     from launcher.run.spawn import run_job, silence_engine_logs

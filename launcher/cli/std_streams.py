@@ -56,6 +56,12 @@ class _Forgiving(io.TextIOBase):
         if exc.errno not in _READER_GONE and self.lost is None:
             self.lost = exc
 
+    @property
+    def buffer(self) -> _ForgivingBytes:
+        """The binary stream below, as forgiving (click writes bytes there: shell completion, `echo(bytes)`);
+        AttributeError where the stream has none, as for a stream without one."""
+        return _ForgivingBytes(self._stream.buffer, self)
+
     def fileno(self) -> int:
         return self._stream.fileno()
 
@@ -64,6 +70,37 @@ class _Forgiving(io.TextIOBase):
             return self._stream.isatty()
         except (OSError, ValueError):
             return False
+
+    def writable(self) -> bool:
+        return True
+
+
+class _ForgivingBytes(io.BufferedIOBase):
+    """The binary side of a `_Forgiving` stream: what fails is noted on the text side and dropped."""
+
+    def __init__(self, stream: io.BufferedIOBase, text: _Forgiving) -> None:
+        self._stream, self._text = stream, text
+
+    def write(self, data: bytes) -> int:  # type: ignore[override]
+        try:
+            return self._stream.write(data)
+        except OSError as exc:
+            self._text._note(exc)
+        except ValueError:
+            pass
+        return len(data)
+
+    def flush(self) -> None:
+        self._text.flush()
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            self._text._note(exc)
+        except ValueError:
+            pass
+
+    def fileno(self) -> int:
+        return self._stream.fileno()
 
     def writable(self) -> bool:
         return True

@@ -19,7 +19,9 @@ _WHOLE = re.compile(r"[0-9]{1,12}")
 
 def check_seconds(option: str, value: float, limit: float = MAX_SECONDS, above_zero: bool = False) -> None:
     """Raise UsageError unless `value` is a finite number of seconds from 0 (above it: `above_zero`) to `limit`."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    # An int is compared as it is: math.isfinite would turn a huge one into a float, and raise OverflowError.
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (isinstance(value, float)
+                                                                          and not math.isfinite(value)):
         raise UsageError(option, str(value), "expected a finite number of seconds")
     if value < 0 or (above_zero and value == 0):
         raise UsageError(option, value, "must be more than 0 seconds" if above_zero else "must be 0 or more seconds")

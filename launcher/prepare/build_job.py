@@ -69,7 +69,7 @@ def resolve_job(options: LaunchOptions, environ: dict[str, str], cwd: Path, plac
     """The job these options give (placed on this node unless `place` is False), its backend not yet checked
     against the accelerator (the report shows what a launch would resolve, accepted or not)."""
     env_path = Path(options.env_file) if options.env_file is not None else default_env_file(cwd)
-    file_values = read_env_file(env_path) if env_path is not None else {}
+    file_values = read_env_file(env_path, named=options.env_file is not None) if env_path is not None else {}
     job_environ = {**file_values, **environ}
     accelerator = _accelerator(job_environ, options.accelerator, _accelerator_source(options, environ, env_path))
     ds_ref = find_ds_config(options.ds_config, options.program.args)

@@ -12,6 +12,7 @@ import re
 import shutil
 import stat
 import sys
+import tempfile
 from importlib.machinery import PathFinder
 from pathlib import Path
 
@@ -66,15 +67,26 @@ def working_directory() -> Path:
 
 
 def _log_dir(value: str) -> None:
-    path = Path(value)
+    """The folder can be made: its nearest existing folder takes a new folder now (one made and removed at once:
+    /proc, /sys or a read-only mount refuse it, whatever their modes say), and no name on the way is a symbolic
+    link to nothing or a loop of links."""
+    path = Path(value).absolute()
     try:
-        existing = next((p for p in (path, *path.absolute().parents) if p.exists()), None)
-    except OSError as exc:  # a name too long for the file system, a loop of links
+        existing = None
+        for candidate in (path, *path.parents):
+            if candidate.exists():
+                existing = candidate
+                break
+            if os.path.lexists(candidate):
+                raise UsageError("--log-dir", value, f"{candidate} is a symbolic link to nothing, or a loop of links")
+    except OSError as exc:  # a name too long for the file system
         raise UsageError("--log-dir", value, f"cannot be made ({exc.strerror or exc})") from None
     if existing is None or not existing.is_dir():
         raise UsageError("--log-dir", value, f"{existing} is not a folder" if existing else "cannot be made")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise UsageError("--log-dir", value, f"{existing} is not writable")
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".accel-launch-probe-", dir=existing))
+    except OSError as exc:
+        raise UsageError("--log-dir", value, f"cannot be made in {existing} ({exc.strerror or exc})") from None
 
 
 def check_program(program: Program, cwd: Path) -> None:
@@ -110,12 +122,25 @@ def _script(target: str, path: Path) -> None:
 
 
 def _module(name: str, cwd: Path) -> None:
-    """A dotted name whose top-level package or module can be found, without importing anything."""
+    """A dotted name that `python -m` can run, found without importing anything: each part in the folders of the
+    package before it, and a package's `__main__`; the refusal says what python would."""
     if not _MODULE.fullmatch(name):
         raise ScriptNotFoundError(name, "not a module name (-m takes dotted Python names)")
-    top = name.partition(".")[0]
-    if top not in sys.builtin_module_names and PathFinder.find_spec(top, [str(cwd), *sys.path]) is None:
+    top, *parts = name.split(".")
+    if top in sys.builtin_module_names:
+        return
+    spec = PathFinder.find_spec(top, [str(cwd), *sys.path])
+    if spec is None:
         raise ScriptNotFoundError(name, f"no module named {top!r} here or on the Python path")
+    for found, part in enumerate(parts, start=1):
+        folders = spec.submodule_search_locations
+        spec = PathFinder.find_spec(part, list(folders)) if folders is not None else None
+        if spec is None:
+            raise ScriptNotFoundError(name, f"no module named {'.'.join([top, *parts[:found]])!r}")
+    if spec.submodule_search_locations is not None:
+        if PathFinder.find_spec("__main__", list(spec.submodule_search_locations)) is None:
+            raise ScriptNotFoundError(name, f"no module named '{name}.__main__'; '{name}' is a package and cannot "
+                                            "be directly executed")
 
 
 def _compiles(target: str, path: Path) -> None:

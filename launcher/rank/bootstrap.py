@@ -15,10 +15,10 @@ from __future__ import annotations
 import builtins
 import gc
 import importlib.machinery
-import io
 import os
 import runpy
 import signal
+import stat
 import sys
 from types import ModuleType, TracebackType
 
@@ -100,12 +100,13 @@ def _run(mode: str, target: str, args: list[str]) -> None:
             os.execvp(target, [target, *args])
         except OSError as exc:
             refuse(f"cannot run {target!r} (--no-python): {exc.strerror or exc}", START_REFUSAL_PHRASE)
+    source = _script_source(target) if mode == "script" else b""
     sys.argv = [target, *args]
     try:
         if mode == "module":
             runpy.run_module(target, run_name="__main__", alter_sys=True)
         else:
-            _run_script(target)
+            _run_script(target, source)
     except (SystemExit, KeyboardInterrupt):
         raise
     except BaseException as exc:
@@ -115,17 +116,30 @@ def _run(mode: str, target: str, args: list[str]) -> None:
         sys.exit(FAILURE_STATUS)
 
 
-def _run_script(target: str) -> None:
+def _run_script(target: str, source: bytes) -> None:
     """Run the script as `python script.py` does: as `__main__` for good, `__file__` absolute, sys.argv[0] as
     typed (runpy.run_path makes both the path it is given)."""
     path = os.path.abspath(target)
-    with io.open_code(path) as handle:
-        code = compile(handle.read(), path, "exec", dont_inherit=True)  # not this module's __future__ imports
+    code = compile(source, path, "exec", dont_inherit=True)  # not this module's __future__ imports
     main = ModuleType("__main__")
     main.__dict__.update(__file__=path, __builtins__=builtins, __cached__=None,
                          __loader__=importlib.machinery.SourceFileLoader("__main__", path))
     sys.modules["__main__"] = main
     exec(code, main.__dict__)
+
+
+def _script_source(target: str) -> bytes:
+    """The script's bytes, read without blocking from what was opened (the launcher checked the path; one swapped
+    for a FIFO since would block the rank's read for good): refused in one line when it is no regular file."""
+    try:
+        fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        refuse(f"script {target!r}: {exc.strerror or exc}", START_REFUSAL_PHRASE)
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            refuse(f"script {target!r} is no longer a regular file (it changed since the launcher's check)",
+                   START_REFUSAL_PHRASE)
+        return handle.read()
 
 
 def _program_frames(traceback: TracebackType | None) -> TracebackType | None:

@@ -1,4 +1,5 @@
-"""How a rank refuses: one line, handed to the launcher through the engine's error file, and exit status 2."""
+"""How a rank refuses: one line, handed to the launcher through the engine's error file, and exit status 2 (1 for a
+rendezvous that failed)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ from launcher.publish import publish_file
 __all__ = ["refuse"]
 
 
-def refuse(message: str, phrase: str = REFUSAL_PHRASE) -> NoReturn:
-    """Hand the one-line reason to the launcher through the engine's error file, which prints it once; exit 2.
-    `phrase`: what the rank refused (the compile backend, or START_REFUSAL_PHRASE: to run at all)."""
+def refuse(message: str, phrase: str = REFUSAL_PHRASE, status: int = VALIDATION_STATUS) -> NoReturn:
+    """Hand the one-line reason to the launcher through the engine's error file, which prints it once; exit
+    `status`. `phrase`: what the rank refused (the compile backend, or START_REFUSAL_PHRASE: to run at all), or
+    RENDEZVOUS_FAILURE_PHRASE with FAILURE_STATUS."""
     import socket
 
     rank = os.environ.get("RANK", "?")
@@ -28,4 +30,4 @@ def refuse(message: str, phrase: str = REFUSAL_PHRASE) -> NoReturn:
         publish_file(error_file, json.dumps({"message": line, "timestamp": int(time.time())}))
     else:
         print(f"accel-launch: {line}", file=sys.stderr, flush=True)
-    sys.exit(VALIDATION_STATUS)
+    sys.exit(status)

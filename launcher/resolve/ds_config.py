@@ -79,6 +79,9 @@ def _load_object(ref: DsConfigRef) -> dict:
         ) from None
     except RecursionError:
         raise DsConfigError(ref.path, "is nested too deeply to be a ds_config", ref.found_via) from None
+    except ValueError as exc:  # a number longer than Python reads (sys.get_int_max_str_digits)
+        raise DsConfigError(ref.path, f"holds a number too long to read: {str(exc).split(';')[0]}",
+                            ref.found_via) from None
     if not isinstance(data, dict):
         raise DsConfigError(ref.path, f"must be a JSON object, got {_json_type(data)}", ref.found_via)
     return data

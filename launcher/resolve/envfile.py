@@ -10,7 +10,7 @@ from dotenv import dotenv_values
 
 from launcher.errors import EnvFileError
 from launcher.resolve.variable_names import name_problem
-from launcher.safe_read import UnsafeFileError, read_user_text
+from launcher.safe_read import ForeignFileError, UnsafeFileError, read_user_text
 
 __all__ = ["read_env_file", "default_env_file"]
 
@@ -24,11 +24,15 @@ def default_env_file(cwd: Path) -> Path | None:
     return candidate if candidate.is_file() else None
 
 
-def read_env_file(path: Path) -> dict[str, str]:
+def read_env_file(path: Path, named: bool = True) -> dict[str, str]:
     """Parse `path` without touching os.environ; a line that is not `NAME=value` (NAME a variable name, as
-    `--export` takes them) is an error with its number."""
+    `--export` takes them) is an error with its number. A file found rather than `named` (`./.env`) that another
+    user could write is refused, saying how to use it anyway."""
     try:
-        text = read_user_text(str(path), _MAX_BYTES)
+        text = read_user_text(str(path), _MAX_BYTES, unshared=not named)
+    except ForeignFileError as exc:
+        raise EnvFileError(str(path), f"{exc}; another user could have written it: make it your own (chown, chmod "
+                                      f"o-w), or name it with --env-file to use it as it is") from None
     except UnsafeFileError as exc:
         raise EnvFileError(str(path), str(exc)) from None
     if "\0" in text:

@@ -6,7 +6,6 @@ the restarts and the membership. The ranks are a rank group of ours (launcher/ru
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from torch.distributed.elastic import events, metrics
 from torch.distributed.elastic.agent.server.api import WorkerSpec
@@ -18,6 +17,7 @@ from torch.distributed.launcher.api import LaunchConfig
 from launcher.contract.job_config import JobConfig
 from launcher.contract.names import FAILURE_STATUS, SUCCESS_STATUS
 from launcher.run.job_outcome import JobOutcome
+from launcher.run.job_scope import JobFolders
 from launcher.run.job_signals import RanksStopped, ranks_running
 from launcher.run.rank_agent import RankGroupAgent
 from launcher.run.worker_env import SIGNALS_VAR
@@ -25,10 +25,10 @@ from launcher.run.worker_env import SIGNALS_VAR
 __all__ = ["run_agent"]
 
 
-def run_agent(elastic: LaunchConfig, argv: list[str], config: JobConfig, log_root: Path) -> JobOutcome:
+def run_agent(elastic: LaunchConfig, argv: list[str], config: JobConfig, folders: JobFolders) -> JobOutcome:
     """Run the node's ranks under torch elastic's agent to the end: success, or the first failure's account.
     A stop signal raises RanksStopped, --timeout JobTimeout (launcher/run/job_outcome.py), once the ranks are
-    stopped. The ranks answer for their stacks in `log_root` (the job's private folder)."""
+    stopped. The ranks answer for their stacks in the job's private folder."""
     params = RendezvousParameters(backend=elastic.rdzv_backend, endpoint=elastic.rdzv_endpoint, run_id=elastic.run_id,
                                   min_nodes=elastic.min_nodes, max_nodes=elastic.max_nodes,
                                   local_addr=elastic.local_addr, **elastic.rdzv_configs)
@@ -45,7 +45,7 @@ def run_agent(elastic: LaunchConfig, argv: list[str], config: JobConfig, log_roo
                           duplicate_stderr_filters=elastic.duplicate_stderr_filters,
                           virtual_local_rank=elastic.virtual_local_rank)
         agent = RankGroupAgent(spec=spec, logs_specs=elastic.logs_specs, shutdown_timeout=elastic.shutdown_timeout,
-                               config=config, stopping=stopping, log_root=log_root)
+                               config=config, stopping=stopping, folders=folders)
         agents.append(agent)
         shut_down_rendezvous = True
         try:

@@ -1,8 +1,9 @@
 """One node's job from its start to nothing left, the same on both launch paths (spawn.py: torch's engine;
 direct/direct_run.py: the launcher's own loop).
 
-The launcher becomes the subreaper of its ranks, makes the private folder for their logs, and reaps what the
-ranks leave behind as it ends while the job runs (reaper.py). Each attempt's ranks end through
+The launcher becomes the subreaper of its ranks, makes the private folder for their logs, reaps what the
+ranks leave behind as it ends while the job runs (reaper.py), and starts the keeper that ends the job within the
+grace window should the launcher die (job_keeper.py). Each attempt's ranks end through
 `RankGroup.end` (stopped, what they left swept, their output drained); when the job is over, whatever is still
 left is swept and the folder removed (kept under --log-dir), however the job ended.
 """
@@ -12,25 +13,37 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from launcher.contract.job_config import RunSettings
-from launcher.run.leftovers import log_folder
+from launcher.run.job_keeper import keeper
+from launcher.run.leftovers import log_folder, make_private_folder
 from launcher.run.reaper import become_subreaper, reaping_adopted, sweep_descendants
 
-__all__ = ["job_scope"]
+__all__ = ["JobFolders", "job_scope"]
+
+
+@dataclass(frozen=True)
+class JobFolders:
+    """Where the ranks' logs go (--log-dir, else `private`), and the launcher's private (0700) folder for what
+    the ranks hand it (their stack dumps, their compile state), gone at the end."""
+
+    logs: Path
+    private: Path
 
 
 @contextmanager
-def job_scope(settings: RunSettings) -> Iterator[Path]:
-    """Around the node's whole job: yields the folder the ranks' logs go in; on the way out, nothing of the job
-    is left running, and the folder is gone unless --log-dir named where it is."""
+def job_scope(settings: RunSettings) -> Iterator[JobFolders]:
+    """Around the node's whole job: yields its folders; on the way out, nothing of the job is left running, and
+    the private folder is gone (the logs stay where --log-dir named)."""
     become_subreaper()
-    log_root = log_folder(settings.log_dir)
-    try:
-        with reaping_adopted():
-            yield log_root
-    finally:
-        sweep_descendants(grace_seconds=settings.grace_period)
-        if settings.log_dir is None:
-            shutil.rmtree(log_root, ignore_errors=True)
+    logs = log_folder(settings.log_dir)
+    private = make_private_folder() if settings.log_dir is not None else logs
+    with keeper(settings.grace_period):
+        try:
+            with reaping_adopted():
+                yield JobFolders(logs, private)
+        finally:
+            sweep_descendants(grace_seconds=settings.grace_period)
+            shutil.rmtree(private, ignore_errors=True)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import signal
 import time
-from pathlib import Path
 from typing import Any
 
 from torch.distributed.elastic.agent.server.api import RunResult, WorkerGroup, WorkerState
@@ -22,13 +21,14 @@ from torch.distributed.elastic.utils import macros
 
 from accelerators import accelerator_class
 from launcher.contract.job_config import JobConfig
+from launcher.run.failure.rank_failure import this_host
 from launcher.run.job_outcome import Deadline, JobTimeout
+from launcher.run.job_scope import JobFolders
 from launcher.run.job_signals import RanksStopped, StopState
 from launcher.run.rank_group import RankGroup
-from launcher.run.failure.rank_failure import this_host
 from launcher.run.rank_logs import RankLogs
-from launcher.run.terminal_lines import terminal
 from launcher.run.stacks.job_stacks import JobStacks
+from launcher.run.terminal_lines import terminal
 from launcher.run.worker_env import RankPlace, worker_env
 from launcher.signal_rules import hurrying_signal, stop_hurried
 
@@ -38,10 +38,11 @@ __all__ = ["RankGroupAgent"]
 class RankGroupAgent(LocalElasticAgent):
     """torch's local agent, each attempt's ranks one RankGroup; `group` is the latest attempt's."""
 
-    def __init__(self, *args: Any, config: JobConfig, stopping: StopState, log_root: Path, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, config: JobConfig, stopping: StopState, folders: JobFolders,
+                 **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._config, self._stopping = config, stopping
-        self._stacks = JobStacks(log_root, keep=config.settings.log_dir is not None)
+        self._stacks = JobStacks(folders.private, folders.logs if config.settings.log_dir is not None else None)
         self._deadline = Deadline(config.settings.timeout)
         self.group: RankGroup | None = None
         self.wedged: str | None = None  # set when torch's check found a rank in uninterruptible sleep too long

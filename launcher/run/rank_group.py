@@ -175,7 +175,7 @@ class RankGroup:
                           others=others_text(failed_too, bool(stopped)),
                           shown_under=self.logs.stderr_shown_under(failure.local_rank),
                           out_of_memory=self._oom.killed_by_oom(failure.exitcode))
-        note = lost_peer_note(account.output_tail)
+        note = None if account.rendezvous else lost_peer_note(account.output_tail)
         message = account.summary() if note is None else f"{account.summary()}\n  {note}"
         return JobOutcome(exit_status(failure.exitcode), message, account)
 

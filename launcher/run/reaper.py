@@ -24,11 +24,12 @@ import psutil
 from launcher.prctl import PR_SET_CHILD_SUBREAPER, prctl
 from launcher.signal_rules import start_thread, stop_hurried
 
-__all__ = ["become_subreaper", "child_pids", "reaping_adopted", "reap_adopted", "sweep_descendants"]
+__all__ = ["become_subreaper", "child_pids", "reaping_adopted", "reap_adopted", "spare", "sweep_descendants"]
 
 logger = logging.getLogger(__name__)
 _HURRY_CHECK_SECONDS = 0.05
 _REAP_SECONDS = 0.5
+_spared: set[int] = set()  # the job's keeper (launcher/run/job_keeper.py): no attempt's sweep ends it
 
 
 def become_subreaper() -> bool:
@@ -88,10 +89,15 @@ def child_pids() -> set[int]:
     return pids
 
 
+def spare(pid: int) -> None:
+    """Leave this child out of every sweep: its owner ends it."""
+    _spared.add(pid)
+
+
 def sweep_descendants(grace_seconds: float) -> list[int]:
-    """SIGTERM every process below this one, SIGKILL what outlives `grace_seconds`, or at once when a stop
-    signal comes meanwhile (launcher/signal_rules.py: it changes nothing else); return their pids."""
-    leftovers = psutil.Process().children(recursive=True)
+    """SIGTERM every process below this one (the spared aside), SIGKILL what outlives `grace_seconds`, or at once
+    when a stop signal comes meanwhile (launcher/signal_rules.py: it changes nothing else); return their pids."""
+    leftovers = [process for process in psutil.Process().children(recursive=True) if process.pid not in _spared]
     for process in leftovers:
         _quietly(process.terminate)
     alive, deadline = leftovers, time.monotonic() + grace_seconds

@@ -8,6 +8,7 @@ as the direct path does.
 
 from __future__ import annotations
 
+import functools
 import gc
 import logging
 import math
@@ -19,6 +20,7 @@ from pathlib import Path
 from launcher.contract.engine_options import DEFAULT_LOGS_SPECS
 from launcher.contract.job_config import JobConfig
 from launcher.contract.names import FAILURE_STATUS, LAUNCHER_PID_VAR
+from launcher.errors import LogsSpecsError
 from launcher.run.job_outcome import JobOutcome, JobTimeout
 from launcher.run.job_scope import job_scope
 from launcher.run.job_signals import RanksStopped
@@ -27,7 +29,7 @@ from launcher.run.rank_process import rank_command
 from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, run_id, standalone_like
 from launcher.signal_rules import stop_outcome
 
-__all__ = ["run_job", "silence_engine_logs"]
+__all__ = ["run_job", "silence_engine_logs", "logs_specs_class"]
 
 logger = logging.getLogger(__name__)
 # Restartable groups re-form in a store of their own: by default torch elastic lets the ranks share the agent's
@@ -44,6 +46,7 @@ def run_job(config: JobConfig) -> JobOutcome:
 
         return run_direct(config)
     import_engine()
+    from torch.distributed import DistError
     from torch.distributed.elastic.rendezvous.api import RendezvousError
 
     from launcher.run.agent_launch import run_agent
@@ -53,9 +56,9 @@ def run_job(config: JobConfig) -> JobOutcome:
     os.environ.update(config.rank_env)
     os.environ.update(_restart_environment(config, os.environ))
     os.environ[LAUNCHER_PID_VAR] = str(os.getpid())
-    with job_scope(config.settings) as log_root:
+    with job_scope(config.settings) as folders:
         try:
-            return run_agent(_elastic_config(config, log_root), rank_command(config), config, log_root)
+            return run_agent(_elastic_config(config, folders.logs), rank_command(config), config, folders)
         except RanksStopped as exc:
             return JobOutcome(*stop_outcome(exc.received, "every rank was stopped"))
         except JobTimeout as exc:
@@ -64,10 +67,11 @@ def run_job(config: JobConfig) -> JobOutcome:
             return JobOutcome(exc.exit_status, str(exc))
         except (ArrivalsTimeoutError, NodeRecordError) as exc:
             return JobOutcome(exc.exit_status, f"rendezvous failed: {exc}")
-        except RendezvousError as exc:
-            detail = str(exc) or type(exc).__name__
+        except (RendezvousError, DistError) as exc:  # DistError: the static rendezvous's store never answered
+            detail = " ".join(str(exc).split()) or type(exc).__name__
             return JobOutcome(FAILURE_STATUS, f"rendezvous at {config.rendezvous.endpoint} failed (a node is gone, "
-                                              f"or never came): {detail}")
+                                              f"or never came within --rdzv-timeout {config.settings.rdzv_timeout} "
+                                              f"s): {detail}")
 
 
 def _restart_environment(config: JobConfig, environ: Mapping[str, str]) -> dict[str, str]:
@@ -105,11 +109,21 @@ def silence_engine_logs() -> None:
             logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
+@functools.cache
+def logs_specs_class(name: str) -> type:
+    """The class of a --logs-specs plugin, loaded once by torchrun's own loader; LogsSpecsError when its code
+    fails (the launch checks it before anything starts)."""
+    from torch.distributed.run import _get_logs_specs_class
+
+    try:
+        return _get_logs_specs_class(name)
+    except BaseException as exc:  # noqa: BLE001  (the plugin's import is user code: whatever it raises)
+        raise LogsSpecsError(name, exc) from None
+
+
 def _elastic_config(config: JobConfig, log_root: Path):
     from torch.distributed.elastic.multiprocessing import DefaultLogsSpecs
     from torch.distributed.launcher.api import LaunchConfig
-    from torch.distributed.run import _get_logs_specs_class
-
     settings = config.settings
     engine = settings.engine
     low, high = config.node_range
@@ -135,7 +149,7 @@ def _elastic_config(config: JobConfig, log_root: Path):
     if engine.logs_specs == DEFAULT_LOGS_SPECS:
         logs_specs = DefaultLogsSpecs(log_dir=str(log_root), **layout)
     else:
-        logs_specs = _get_logs_specs_class(engine.logs_specs)(log_dir=settings.log_dir, **layout)
+        logs_specs = logs_specs_class(engine.logs_specs)(log_dir=settings.log_dir, **layout)
     return LaunchConfig(
         min_nodes=low,
         max_nodes=high,

@@ -129,3 +129,20 @@ def test_import_path_backend_that_raises_in_the_ranks_stops_every_rank_with_one_
     assert "RuntimeError" in summary[0]
     assert job.started_ranks() == {}
     assert wait_gone(job.marker, timeout=5) == []
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize(("how", "said"), [("base", "raised Stop on import"),
+                                          ("interrupt", "raised KeyboardInterrupt on import"),
+                                          ("exit", "called os._exit(0) on import")])
+def test_import_path_backend_that_ends_its_import_any_other_way_is_refused_in_one_line(run_job, how, said):
+    env = {"PYTHONPATH": str(SCRIPTS), "ENDING_HOW": how}
+    finished, job = run_job(["--nproc-per-node", "2", "--compile-backend", "faults_ending_backend:backend", OK], env)
+
+    assert finished.returncode == 2, finished.stderr
+    assert "Traceback" not in finished.stderr
+    summary = [line for line in finished.stderr.splitlines() if line.startswith("accel-launch: rank ")]
+    assert len(summary) == 1, finished.stderr
+    assert "refused the compile backend" in summary[0] and said in summary[0], summary[0]
+    assert job.started_ranks() == {}
+    assert wait_gone(job.marker, timeout=5) == []

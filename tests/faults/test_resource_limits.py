@@ -82,7 +82,8 @@ def test_no_usable_folder_for_temporary_files_is_one_line_naming_the_limit(tmp_p
     assert done.returncode == 2, done.stderr
     last = done.stderr.splitlines()[-1]
     assert error_lines(done.stderr) == [last] and "Traceback" not in done.stderr, done.stderr
-    assert last.startswith(f"accel-launch: error: no usable folder for temporary files: TMPDIR ({temp}), /tmp")
-    assert "(the file-size limit, ulimit -f, is 0 bytes)" in last
+    # the limit itself is checked before the banner (issue 37), so it is named, not the folders it spoils
+    assert last.startswith("accel-launch: error: the file-size limit (ulimit -f) is 0 bytes")
+    assert done.stderr.splitlines() == [last]
     assert list(tmp_path.glob("started-*")) == [] and launcher_leftovers(temp) == []
     assert time.monotonic() - started < 60

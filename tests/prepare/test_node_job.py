@@ -123,6 +123,8 @@ def test_a_node_launcher_without_a_job_from_its_head_says_so_in_one_line(value: 
     (("settings", "master_addr"), "a b", "--master-addr: 'a b' (expected a host name or an IP address)"),
     (("settings", "rdzv_backend"), "c10", "--rdzv-backend: 'c10' (expected one of torch's rendezvous handlers"),
     (("settings", "max_restarts"), 1001, "--max-restarts: 1001 (at most 1000)"),
+    pytest.param(("settings", "rdzv_timeout"), int("9" * 4000), "--rdzv-timeout: 9999", id="huge-rdzv-timeout"),
+    pytest.param(("settings", "grace_period"), int("9" * 300), "--grace-period: 1e+300 (at most 3600", id="huge-grace"),
 ])
 def test_a_node_refuses_a_job_whose_field_has_the_wrong_type_or_value_naming_the_field(
     head_job: JobConfig, path: tuple[str, ...], value: object, fragment: str

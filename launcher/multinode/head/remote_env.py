@@ -17,7 +17,7 @@ from launcher.contract.names import HEAD_VARS, INTERNAL_VARS
 from launcher.errors import RemoteEnvError
 from launcher.multinode.head.deepspeed_env import deepspeed_env_files, parse_deepspeed_env, prefixed_variables
 from launcher.resolve.variable_names import name_problem
-from launcher.safe_read import UnsafeFileError, read_user_text
+from launcher.safe_read import ForeignFileError, UnsafeFileError, read_user_text
 
 __all__ = ["ENV_FILE_NAME", "find_env_file", "parse_env_file_text", "remote_env"]
 
@@ -58,8 +58,12 @@ def find_env_file(cwd: Path, home: Path) -> Path | None:
 
 
 def _read(path: Path) -> str:
+    """A file the launcher found, not one the user named: another user's, or one others may write, is refused."""
     try:
-        return read_user_text(str(path))
+        return read_user_text(str(path), unshared=True)
+    except ForeignFileError as exc:
+        raise RemoteEnvError(str(path), f"{exc}; another user could have written it: make it your own (chown, "
+                                        f"chmod o-w) to send its variables") from None
     except UnsafeFileError as exc:
         raise RemoteEnvError(str(path), str(exc)) from None
 

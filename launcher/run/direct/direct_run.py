@@ -35,15 +35,15 @@ __all__ = ["run_direct"]
 
 def run_direct(config: JobConfig) -> JobOutcome:
     """Run the node's ranks to the end; never leaves a process of the job behind (launcher/run/job_scope.py)."""
-    with job_scope(config.settings) as log_root:
+    with job_scope(config.settings) as folders:
         try:
             # Node 0 hosts global rank 0, and so the store: only its launcher listens (docs/ARCHITECTURE.md).
             listener = listen_for_ranks(config) if config.node_rank == 0 else None
         except PortBusyError as exc:
             return JobOutcome(exc.exit_status, str(exc))
         job_run_id = run_id(config)
-        group = RankGroup(RankLogs(config, default_layout(config, log_root, job_run_id), dict(os.environ)),
-                          JobStacks(log_root, keep=config.settings.log_dir is not None))
+        group = RankGroup(RankLogs(config, default_layout(config, folders.logs, job_run_id), dict(os.environ)),
+                          JobStacks(folders.private, folders.logs if config.settings.log_dir is not None else None))
         outcome = _run(config, group, job_run_id, listener)
         return group.failure_outcome() if outcome is None else outcome
 

@@ -9,7 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from launcher.contract.names import REFUSAL_PHRASE, SIGNAL_STATUS_BASE, START_REFUSAL_PHRASE, VALIDATION_STATUS
+from launcher.contract.names import (FAILURE_STATUS, REFUSAL_PHRASE, RENDEZVOUS_FAILURE_PHRASE, SIGNAL_STATUS_BASE,
+                                     START_REFUSAL_PHRASE, VALIDATION_STATUS)
 from launcher.run.failure.root_cause import RootCause, clip, read_error_file
 
 __all__ = ["RankFailure", "this_host", "ended_how", "exit_status", "tail_lines", "others_text",
@@ -42,14 +43,19 @@ class RankFailure:
         return self.exitcode == VALIDATION_STATUS and any(
             phrase in self.message for phrase in (REFUSAL_PHRASE, START_REFUSAL_PHRASE))
 
+    @property
+    def rendezvous(self) -> bool:
+        """True when the rank's rendezvous failed (the direct path of several nodes: the ranks make it)."""
+        return self.exitcode == FAILURE_STATUS and RENDEZVOUS_FAILURE_PHRASE in self.message
+
     def how(self) -> str:
         """`exit code 3` or `signal SIGKILL (9)`."""
         return ended_how(self.exitcode)
 
     def summary(self) -> str:
-        """One paragraph: the validation line alone, or the rank, its status, the exception it recorded
+        """One paragraph: the validation or rendezvous line alone, or the rank, its status, the exception it recorded
         (torchrun's root cause) and its last lines of stderr."""
-        if self.validation:
+        if self.validation or self.rendezvous:
             return self.message
         how = self.how() if self.out_of_memory is None else f"{self.how()}: out of memory, {self.out_of_memory}"
         parts = [f"rank {self.rank} on {self.host} failed first, with {how}{self.others}"]

@@ -28,10 +28,12 @@ __all__ = ["JobStacks", "dump_file_text"]
 class JobStacks:
     """The folder the ranks answer in (made 0700 inside the launcher's private log folder) and what is said."""
 
-    def __init__(self, log_root: Path, keep: bool) -> None:
-        self.folder = log_root / "stacks"
+    def __init__(self, private: Path, keep_in: Path | None) -> None:
+        """The ranks answer in `private`/stacks; a report's full dumps are kept in `keep_in`/stacks (--log-dir),
+        else in a file of the temp dir."""
+        self.folder = private / "stacks"
         self.folder.mkdir(mode=0o700, exist_ok=True)
-        self._keep_in = self.folder if keep else None
+        self._keep_in = keep_in / "stacks" if keep_in is not None else None
 
     def environment(self) -> dict[str, str]:
         """What each rank needs to answer: the folder."""
@@ -72,6 +74,7 @@ class JobStacks:
         stamp = time.strftime("%Y%m%d-%H%M%S")
         try:
             if self._keep_in is not None:
+                self._keep_in.mkdir(mode=0o700, exist_ok=True)
                 path = self._keep_in / f"stacks-{stamp}.txt"
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
             else:

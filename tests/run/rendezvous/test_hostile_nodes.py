@@ -20,8 +20,9 @@ from launcher.run.rendezvous.backend_agreement import BackendMismatchError, Node
 from launcher.run.rendezvous.roll_call import RollCall
 
 # The agreement's keys in the store, as its first round names them (launcher/run/rendezvous/backend_agreement.py).
-ARRIVALS, CLAIM0, MISMATCH, COUNTED_IN, VERDICT, READ, ALL_READ = ("accel/agreement/arrivals", *(
-    f"accel/agreement/0/{name}" for name in ("claim0", "mismatch", "in", "verdict", "read", "all_read")))
+ARRIVALS, FIRST, MISMATCH, COUNTED_IN, VERDICT, READ, ALL_READ = (
+    "accel/agreement/arrivals", "accel/agreement/first", *(
+    f"accel/agreement/0/{name}" for name in ("mismatch", "in", "verdict", "read", "all_read")))
 HONEST = BackendClaim("inductor", "--compile-backend", "honest")
 WAIT = timedelta(seconds=10)
 FORGED = "accel-launch: error: forged"
@@ -81,8 +82,8 @@ def differing_node_1(raw: bytes, world_size: int) -> Callable[[TCPStore], None]:
     """Node 1, which writes `raw` as its differing claim and otherwise plays the agreement as an honest node."""
 
     def play(store: TCPStore) -> None:
+        store.wait([FIRST], WAIT)
         store.add(ARRIVALS, 1)
-        store.wait([CLAIM0], WAIT)
         store.set(MISMATCH, raw)
         if store.add(COUNTED_IN, 1) == world_size:
             store.set(VERDICT, raw)
@@ -103,7 +104,7 @@ def test_hostile_bytes_as_node_0s_claim_stop_every_honest_node_with_one_line_nam
 
     def hostile_node_0(store: TCPStore) -> None:
         store.add(ARRIVALS, 1)
-        store.set(CLAIM0, raw)
+        store.set(FIRST, b"0 3 " + raw)  # round 0 of 3 nodes, then the claim
 
     results, seconds = run_nodes({0: hostile_node_0, 1: honest(1, 3), 2: honest(2, 3)})
 
