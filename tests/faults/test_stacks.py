@@ -42,7 +42,7 @@ def kept_dump(stderr: str) -> Path:
 
 @pytest.mark.timeout(300)
 def test_a_rank_that_never_reaches_the_all_reduce_is_named_on_demand_and_at_timeout(start_job, figures):
-    job = start_job([*THREE, "--timeout", "60", script("stuck_rank.py")])
+    job = start_job([*THREE, "--timeout", "30", script("stuck_rank.py")])
     job.wait_started(3)
     time.sleep(1.0)  # ranks 0 and 2 reach the all_reduce
     asked = time.monotonic()
@@ -58,7 +58,7 @@ def test_a_rank_that_never_reaches_the_all_reduce_is_named_on_demand_and_at_time
     assert job.proc.poll() is None and len(job.started_ranks()) == 3  # the job goes on
     finished = job.finish()
     assert finished.returncode == 124, finished.stderr
-    assert ", taken as the job ran past --timeout 60s, before they are stopped (full dumps in" in finished.stderr
+    assert ", taken as the job ran past --timeout 30s, before they are stopped (full dumps in" in finished.stderr
     assert "  rank 1 (the odd one out): stuck_rank.py:14 in load_batch" in finished.stderr
     assert "  ranks 0, 2: stuck_rank.py:21 in <module>, inside all_reduce" in finished.stderr
     dump = kept_dump(finished.stderr)
