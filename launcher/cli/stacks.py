@@ -37,7 +37,7 @@ def stacks_command(pid: int | None) -> None:
     except LaunchError as exc:
         fail_with(STACKS_PROG, exc)
     answers = ask_ranks(job.ranks, job.folder)
-    click.echo(one_line(f"accel-launch stacks: job {job.launcher_pid} on {socket.gethostname()}, "
+    click.echo(one_line(f"accel-launch stacks: job {job.launcher_pid} on {socket.getfqdn()}, "
                         f"{len(job.ranks)} rank(s): {job.command}"))
     for line in summary_lines(answers):
         click.echo(f"  {one_line(line)}")

@@ -8,7 +8,6 @@ the others' is named in one line.
 from __future__ import annotations
 
 import os
-import socket
 import tempfile
 import time
 from collections import Counter
@@ -17,6 +16,7 @@ from pathlib import Path
 
 from launcher.contract.names import STACKS_DIR_VAR, STACKS_SIGNAL
 from launcher.escaped import one_line
+from launcher.run.failure.rank_failure import this_host
 from launcher.run.stacks.rank_answers import RankAnswer, ask_ranks, read_compile_state
 from launcher.run.stacks.stack_report import ranks_text, stack_lines, summary_lines
 from launcher.run.terminal_lines import terminal
@@ -52,7 +52,7 @@ class JobStacks:
             terminal(2).note(one_line(f"note: the ranks' stacks could not be taken: {type(exc).__name__}: {exc}"))
             return
         kept = f"full dumps in {saved}" if saved is not None else "the full dumps could not be kept"
-        lines = [f"the stacks of the {len(ranks)} running rank(s) on {socket.gethostname()}, taken as {why}, before "
+        lines = [f"the stacks of the {len(ranks)} running rank(s) on {this_host()}, taken as {why}, before "
                  f"they are stopped ({kept}):", *(f"  {line}" for line in summary)]
         terminal(2).note("\n".join(one_line(line) for line in lines))
 
@@ -89,7 +89,7 @@ class JobStacks:
 
 def dump_file_text(answers: Sequence[RankAnswer], why: str) -> str:
     """The full dumps: the summary, the grouped stacks, then each rank's dump as faulthandler wrote it."""
-    parts = [f"accel-launch: {why}: stacks of {len(answers)} rank(s) on {socket.gethostname()}, asked with "
+    parts = [f"accel-launch: {why}: stacks of {len(answers)} rank(s) on {this_host()}, asked with "
              f"{signal_name(STACKS_SIGNAL)}", "", *summary_lines(answers), "", *stack_lines(answers), ""]
     for answer in answers:
         parts += [f"=== rank {answer.rank} (pid {answer.pid}) ===", answer.dump or f"no stack: {answer.silent}", ""]
