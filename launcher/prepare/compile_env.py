@@ -41,9 +41,10 @@ def compile_environment(flag: str | None, environ: Mapping[str, str], job: JobCo
 def compile_cache_text(rank_env: Mapping[str, str], environ: Mapping[str, str], env_file_read: bool) -> str:
     """The plan's `compile cache` row (`environ`: the launcher's; the env file's values are in `rank_env`)."""
     mode = rank_env.get(COMPILE_CACHE_VAR, "off")
-    user = _user_remote_cache({**rank_env, **environ})
+    seen = {**rank_env, **environ}
+    user = _user_remote_cache(seen)
     if user is not None:
-        return f"off: your own remote cache ({user}={({**rank_env, **environ})[user]}) serves inductor"
+        return f"off: your own remote cache ({user}={seen[user]}) serves inductor"
     if mode == "off":
         return "off: every rank compiles every graph (torch's own behaviour)"
     if mode == "node":

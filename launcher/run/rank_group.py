@@ -31,6 +31,7 @@ from launcher.run.rank_stop import stop_ranks
 from launcher.run.reaper import sweep_descendants
 from launcher.run.stacks.job_stacks import JobStacks
 from launcher.run.terminal_lines import terminal
+from launcher.signal_rules import FORWARDED, STOP
 
 __all__ = ["GroupEnd", "RankExit", "RankGroup"]
 
@@ -40,9 +41,8 @@ GroupEnd = Literal["failed", "succeeded"]
 COPY_DRAIN_SECONDS = 2.0
 # How long the other ranks get to end by themselves once one failed, before they are stopped.
 FAILURE_SETTLE_SECONDS = 0.3
-# The signals a group is stopped with (a stop signal passed on, else SIGTERM; SIGKILL after the window).
-_STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGKILL, signal.SIGUSR1,
-                 signal.SIGUSR2}
+# The signals a group is stopped with: a stop signal, one passed on (--signals-to-handle), SIGKILL after the window.
+_STOP_SIGNALS = STOP | FORWARDED | {signal.SIGKILL}
 # torch's ProcessFailure for a rank that left no error file.
 _NO_RECORD = {"message": "<NONE>"}
 
@@ -71,7 +71,6 @@ class RankGroup:
         self._stopped: set[int] | None = None  # local ranks still running when the group was first stopped
         self._failed_on_its_own: int | None = None  # the first rank that failed before any stop: its local rank
         self._oom = OomWatch()
-        self._stopping = False
 
     def start(self, local_rank: int, argv: Sequence[str], env: Mapping[str, str], pass_fds: Sequence[int] = ()) -> int:
         """Start local rank `local_rank` (its global rank is the environment's RANK); its pid."""
@@ -95,7 +94,7 @@ class RankGroup:
         self._ended.update(dict.fromkeys(ended, time.time()))
         failed = [local_rank for local_rank in ended if self._processes.processes[local_rank].returncode]
         if failed:
-            if self._failed_on_its_own is None and not self._stopping:
+            if self._failed_on_its_own is None and self._stopped is None:
                 self._failed_on_its_own = failed[0]
             return "failed"
         return None if self._processes.running() else "succeeded"
@@ -110,7 +109,7 @@ class RankGroup:
 
     def report_stacks(self, why: str) -> None:
         """Print the running ranks' stacks (launcher/run/stacks/), before they are stopped for `why`."""
-        if self.stacks is not None and not self._stopping:
+        if self.stacks is not None and self._stopped is None:
             running = {self.ranks[local_rank]: process.pid for local_rank, process in self._processes.processes.items()
                        if process.returncode is None}
             self.stacks.report(running, why)
@@ -118,14 +117,14 @@ class RankGroup:
     def stop(self, signum: int, window: float) -> None:
         """Stop the running ranks with `signum`, SIGKILL after `window` seconds (launcher/run/rank_stop.py); a
         rank's own failure first has the others' stacks printed."""
-        if self._stopped is None:  # the ranks still running at the first stop: any other failed by itself
+        if self._stopped is None:  # the first stop: the ranks still running then are stopped, any other failed
             self._settle()
-            self._stopped = {local_rank for local_rank, process in self._processes.processes.items()
-                             if process.returncode is None}
-        failed = self._failed_on_its_own
-        if failed is not None and self._processes.running() and not self._refused(failed):
-            self.report_stacks(f"rank {self.ranks[failed]} failed")
-        self._stopping = True
+            running = {local_rank for local_rank, process in self._processes.processes.items()
+                       if process.returncode is None}
+            failed = self._failed_on_its_own
+            if failed is not None and running and not self._refused(failed):
+                self.report_stacks(f"rank {self.ranks[failed]} failed")
+            self._stopped = running
         by_rank = {self.ranks[local_rank]: process for local_rank, process in self._processes.processes.items()}
         stop_ranks(by_rank, signum, window, wait=lambda seconds: self.wait(seconds))
 
