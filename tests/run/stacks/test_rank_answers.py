@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -37,49 +39,43 @@ time.sleep(30)
 """
 
 
-def started(code: str, folder: Path) -> subprocess.Popen:
+@contextmanager
+def started(code: str, folder: Path) -> Iterator[subprocess.Popen]:
+    """`code` running until it is ready to be asked; killed when the block ends, whatever happened."""
     process = subprocess.Popen([sys.executable, "-c", code, str(folder)])
-    deadline = time.monotonic() + 30
-    while not (folder / "ready").exists():
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
-    (folder / "ready").unlink()
-    time.sleep(0.1)
-    return process
-
-
-def test_a_process_with_the_handler_answers_with_its_stack_and_goes_on(tmp_path):
-    process = started(ANSWERS, tmp_path)
     try:
-        [answer] = ask_ranks({0: process.pid}, tmp_path)
-        assert answer.silent is None and 'line 7 in waiting_here' in answer.dump
-        assert process.poll() is None
+        deadline = time.monotonic() + 30
+        while not (folder / "ready").exists():
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        (folder / "ready").unlink()
+        time.sleep(0.1)
+        yield process
     finally:
         process.kill()
         process.wait()
 
 
+def test_a_process_with_the_handler_answers_with_its_stack_and_goes_on(tmp_path):
+    with started(ANSWERS, tmp_path) as process:
+        [answer] = ask_ranks({0: process.pid}, tmp_path)
+        assert answer.silent is None and 'line 7 in waiting_here' in answer.dump
+        assert process.poll() is None
+
+
 def test_a_process_that_does_not_catch_the_signal_is_not_sent_it(tmp_path):
-    process = started(PLAIN, tmp_path)
-    try:
+    with started(PLAIN, tmp_path) as process:
         [answer] = ask_ranks({0: process.pid}, tmp_path)
         assert answer.dump is None and answer.silent.startswith("does not catch SIGRTMIN+27")
         time.sleep(0.2)
         assert process.poll() is None  # the signal's default action would have ended it
-    finally:
-        process.kill()
-        process.wait()
 
 
 def test_a_program_with_its_own_handler_keeps_it_and_is_said_not_to_answer(tmp_path):
-    process = started(OWN_HANDLER, tmp_path)
-    try:
+    with started(OWN_HANDLER, tmp_path) as process:
         [answer] = ask_ranks({0: process.pid}, tmp_path, answer_seconds=0.5)
         assert answer.dump is None and "has a handler of its own" in answer.silent
         assert (tmp_path / "handled").exists() and process.poll() is None
-    finally:
-        process.kill()
-        process.wait()
 
 
 def test_a_process_already_gone_is_named_so(tmp_path):
