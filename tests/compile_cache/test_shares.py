@@ -21,6 +21,7 @@ from launcher.rank.compile_cache.graph_cache import GraphCache
 from launcher.rank.compile_cache.job_share import CHUNK_BYTES, JobShare
 from launcher.rank.compile_cache.kernels import KernelFiles
 from launcher.rank.compile_cache.node_share import NodeShare, private_folder
+from launcher.rank.compile_cache.probes import ProbeLibraries
 from tests.launches import RECORD_RANK, CliRunnerFn
 
 
@@ -130,6 +131,34 @@ def test_received_kernels_land_in_the_cache_folder_and_nowhere_else(tmp_path: Pa
     compiled.loaded(str(root / "ab" / "kernel.so"))
     compiled.loaded("/usr/lib/libc.so.6")  # outside the cache folder: not ours to send
     assert compiled.taken() == {"ab/kernel.so": b"\x7fELF"}
+
+
+def test_a_probe_library_is_built_by_one_node_and_received_signed_by_the_others(store: TCPStore,
+                                                                                  tmp_path: Path) -> None:
+    builder_share, receiver_share = share(store), share(store, member="host 2")
+    builder, receiver = ProbeLibraries(lambda: builder_share), ProbeLibraries(lambda: receiver_share)
+    built, received = tmp_path / "node-1" / "ab" / "cabc.so", tmp_path / "node-2" / "ab" / "cabc.so"
+    for library in (built, received):
+        library.parent.mkdir(parents=True)
+    assert builder.obtain("cabc", built) is True  # claimed: this rank builds it
+    built.write_bytes(b"\x7fELF the probe")
+    builder.built("cabc", built)
+    assert receiver.obtain("cabc", received) is False and received.read_bytes() == b"\x7fELF the probe"
+    assert builder.obtain("cabc", built) is False  # a library already in the folder is torch's to check
+
+
+def test_a_planted_probe_library_is_never_placed_and_a_failed_build_ends_the_wait(store: TCPStore,
+                                                                                 tmp_path: Path) -> None:
+    space = __import__("hashlib").sha256(b"the job's secret").hexdigest()[:16]
+    store.set(f"accel-compile/{space}/value/isa-probe/cabc/0", b"\x7fELF planted")  # in the job's own place
+    store.set(f"accel-compile/{space}/value/isa-probe/cabc", "1 " + "0" * 64)
+    library = tmp_path / "cabc.so"
+    first = ProbeLibraries(lambda: share(store))
+    assert first.obtain("cabc", library) is True and not library.exists()  # the planted copy is a miss
+    first.built("cabc", library)  # the build made nothing: the waiters are told at once
+    started = time.monotonic()
+    assert ProbeLibraries(lambda: share(store, member="host 2")).obtain("cabc", library) is False
+    assert time.monotonic() - started < 5 and not library.exists()
 
 
 def job(cwd: str = "/work") -> JobConfig:

@@ -31,6 +31,7 @@ def main() -> None:
         "hits": inductor["fxgraph_cache_hit"],
         "fetched_from_job": counters["accel_launch"]["job_copies_fetched"],
         "loaded_from_node": counters["accel_launch"]["node_copies_loaded"],
+        "probes_fetched": counters["accel_launch"]["probe_libraries_fetched"],
         "first_step_seconds": first_step,
         "loss": loss.item(),
         "env": {key: os.environ.get(key) for key in ("ACCEL_COMPILE_CACHE", "ACCEL_COMPILE_CACHE_SECRET",

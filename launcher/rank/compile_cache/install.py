@@ -3,8 +3,9 @@
 Where the launcher asks for it (`ACCEL_COMPILE_CACHE` job or node, in a job of more than one rank), inductor's
 remote FX-graph cache is switched on unless the code or the user set it, and served by this rank's
 `GraphCache`: values set when torch's modules are imported, nothing imported, made or reached there. The cache is
-made at the first compile that asks for it; the job's store is reached then, and only when the job spans nodes.
-A process the rank forks shares nothing.
+made at the first compile that asks for it; the job's store is reached then (or at inductor's first CPU-feature
+probe, whose libraries the job shares too), and only when the job spans nodes. A process the rank forks shares
+nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from launcher.rank.compile_cache.graph_cache import GraphCache
 from launcher.rank.compile_cache.job_share import JobShare
 from launcher.rank.compile_cache.kernels import KernelFiles
 from launcher.rank.compile_cache.node_share import NodeShare, private_folder
+from launcher.rank.compile_cache.probes import ProbeLibraries
 
 __all__ = ["share_compiles"]
 
@@ -43,6 +45,8 @@ def share_compiles() -> None:
     after_import("torch._inductor.remote_cache", sharing.serve)
     after_import("torch._inductor.codecache", sharing.watch_kernels)
     after_import("torch._inductor.compile_fx", sharing.watch_compiles)
+    if several_nodes:
+        after_import("torch._inductor.cpu_vec_isa", sharing.share_probes)
 
 
 def _switch_on(config: ModuleType) -> None:
@@ -100,6 +104,34 @@ class _Sharing:
                     self._cache.compile_ended()
 
         compile_fx._compile_fx_inner = _compile_fx_inner
+
+    def share_probes(self, cpu_vec_isa: ModuleType) -> None:
+        """Build each CPU-feature probe library once per job (launcher.rank.compile_cache.probes), under torch's
+        own lock for it; left to torch alone where its private names differ from torch 2.13's."""
+        fingerprint = getattr(cpu_vec_isa, "_get_isa_dry_compile_fingerprint", None)
+        original = getattr(cpu_vec_isa.VecISA, "check_build", None)
+        if fingerprint is None or original is None:
+            return
+        probes = ProbeLibraries(self._job_share)
+        owner = os.getpid()
+
+        def check_build(isa: Any, code: str) -> bool:
+            if os.getpid() != owner:
+                return original(isa, code)
+            from torch._inductor.codecache import LOCK_TIMEOUT, get_lock_dir, write
+            from torch.utils._filelock import FileLock
+
+            name, source = write(code, "cpp", extra=fingerprint(isa.build_arch_flags()))
+            library = Path(source).with_suffix(".so")
+            with FileLock(os.path.join(get_lock_dir(), name + ".lock"), timeout=LOCK_TIMEOUT):
+                claimed = probes.obtain(name, library)
+            try:
+                return original(isa, code)
+            finally:
+                if claimed:
+                    probes.built(name, library)
+
+        cpu_vec_isa.VecISA.check_build = check_build
 
     def _job_share(self) -> JobShare | None:
         """The job's copies across nodes: reached once, at the first compile; None on one node or unreachable."""
