@@ -2,7 +2,7 @@
 compiled training step, the job's CPU seconds, and inductor's cache misses summed over the ranks; cold (a fresh
 TORCHINDUCTOR_CACHE_DIR per run) and warm, 1 and 2 ranks, one node and two static nodes on loopback with a cache
 folder each; torchrun and `accel-launch --compile-cache off` beside ours, interleaved. Run by hand:
-`python bench/bench_compile.py [--repeats N]`; bench/RESULTS-compile.md holds a run's table."""
+`python bench/bench_compile.py [--repeats N] [--only TEXT]`; bench/RESULTS-compile.md holds a run's table."""
 
 from __future__ import annotations
 
@@ -74,7 +74,9 @@ def two_nodes(mode: str) -> list[list[str]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=3)
-    repeats = parser.parse_args().repeats
+    parser.add_argument("--only", default="", help="run only the scenarios whose name holds this text")
+    arguments = parser.parse_args()
+    repeats = arguments.repeats
     cases = {
         "cold, 1 rank, accel-launch": lambda: ([one_node("accel", 1, None)], 1),
         "cold, 2 ranks, by hand": lambda: (by_hand(2), 1),
@@ -86,6 +88,8 @@ def main() -> None:
     }
     warm = {"warm, 1 rank, accel-launch": ("accel", 1), "warm, 2 ranks, torchrun": ("torchrun", 2),
             "warm, 2 ranks, accel-launch (job)": ("accel", 2)}
+    cases = {name: case for name, case in cases.items() if arguments.only in name}
+    warm = {name: case for name, case in warm.items() if arguments.only in name}
     samples: dict[str, list[tuple[float, list[float], int]]] = {name: [] for name in [*cases, *warm]}
     warm_cache = tempfile.mkdtemp(prefix="bench-warm-")
     run([one_node("accel", 2, "off")], [warm_cache], {})  # fills the warm cache
@@ -97,17 +101,19 @@ def main() -> None:
             samples[name].append(run(commands, caches, {"ACCEL_COMPILE_CACHE_SECRET": SECRET}))
         for name, (launcher, ranks) in warm.items():
             samples[name].append(run([one_node(launcher, ranks, None)], [warm_cache], {}))
-    base = statistics.median(sample[0] for sample in samples["cold, 1 rank, accel-launch"])
-    print(f"| scenario | first step, s (median of {repeats}) | x 1 rank cold | job CPU, s | CPU per command, s "
-          "| misses, summed |")
+    base_runs = samples.get("cold, 1 rank, accel-launch")
+    base = statistics.median(sample[0] for sample in base_runs) if base_runs else None
+    print(f"| scenario | first step, s (median of {repeats}) | x 1 rank cold | job CPU, s "
+          "| CPU per command, s (least first) | misses, summed |")
     print("|---|---|---|---|---|---|")
     for name, runs in samples.items():
         seconds = statistics.median(sample[0] for sample in runs)
         cpu = statistics.median(sum(sample[1]) for sample in runs)
-        each = " / ".join(f"{statistics.median(sample[1][index] for sample in runs):.1f}"
+        each = " / ".join(f"{statistics.median(sorted(sample[1])[index] for sample in runs):.1f}"
                           for index in range(len(runs[0][1])))
         misses = statistics.median(sample[2] for sample in runs)
-        print(f"| {name} | {seconds:.2f} | {seconds / base:.2f} | {cpu:.1f} | {each} | {misses:g} |")
+        ratio = f"{seconds / base:.2f}" if base else "-"
+        print(f"| {name} | {seconds:.2f} | {ratio} | {cpu:.1f} | {each} | {misses:g} |")
 
 
 if __name__ == "__main__":
