@@ -1,4 +1,4 @@
-"""A limit the launcher runs into is worded as that limit (launcher/resource_limits.py); the real launches under
+"""A limit the launcher runs into is worded as that limit (launcher/limits.py); the real launches under
 each limit are in tests/faults/test_resource_limits.py."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import resource
 
 import pytest
 
-from launcher.resource_limits import exhausted_limit, open_files_problem
+from launcher.limits import exhausted_limit, open_files_problem
 
 
 class DistStoreError(RuntimeError):

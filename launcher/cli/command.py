@@ -28,11 +28,11 @@ from launcher.contract.job_config import Program
 from launcher.contract.names import COMPILE_SECRET_VAR, ERROR_FILE_VAR, VALIDATION_STATUS
 from launcher.errors import LaunchError
 from launcher.escaped import escaped_lines, one_line
+from launcher.limits import address_space_problem, file_size_problem, open_files_problem
 from launcher.multinode.head.selection import HostFlags
 from launcher.prepare.build_job import PreparedJob, check_ports, prepare_job
 from launcher.prepare.plan import format_plan, plan_rows
 from launcher.prepare.validate import check_options, working_directory
-from launcher.resource_limits import address_space_problem, file_size_problem, open_files_problem
 from launcher.signal_rules import start_thread
 
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")  # DeepSpeed's --log_level choices

@@ -1,6 +1,6 @@
 """A bug of ours as one line: the launcher never ends in a traceback. An exception that no other part
 handled becomes `accel-launch: internal error ...`, asking for a report, with exit status 1 (one that says a
-limit was reached is that limit's one line instead, with exit status 2: launcher.resource_limits), and whatever
+limit was reached is that limit's one line instead, with exit status 2: launcher.limits), and whatever
 the launcher made is undone (signals have their own rules: launcher/signal_rules.py). Click-free: it runs
 before click is imported.
 """
@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from launcher.contract.names import FAILURE_STATUS, VALIDATION_STATUS
 from launcher.escaped import one_line
-from launcher.resource_limits import exhausted_limit
+from launcher.limits import exhausted_limit
 from launcher.signal_rules import clean_up
 
 __all__ = ["run_catching_bugs"]

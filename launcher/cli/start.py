@@ -40,7 +40,7 @@ def _start(entry: Callable[[], object], prog: str, node_launcher: bool = False) 
     guards on the standard streams and on bugs of ours (one line, never a traceback)."""
     install_signal_rules()
     from launcher.contract.names import HEAD_VARS, INTERNAL_VARS, VALIDATION_STATUS
-    from launcher.resource_limits import open_files_problem
+    from launcher.limits import open_files_problem
 
     for name in INTERNAL_VARS if node_launcher else (*INTERNAL_VARS, *HEAD_VARS):
         os.environ.pop(name, None)
