@@ -11,7 +11,7 @@ checked before anything starts, and a limit it runs into anyway is one line nami
 error.
 
 A leaf and click-free: the first check runs before click is imported (launcher/cli/start.py), the last one in
-the internal-error guard (launcher/cli/internal_error.py).
+the internal-error guard (launcher/cli/start.py).
 """
 
 from __future__ import annotations

@@ -3,6 +3,11 @@
 `launcher.cli.command` imports click and the whole launcher (a tenth of a second and more); a signal in that
 time has the outcome it has later (docs/RELIABILITY.md), never a traceback. What comes before this module's
 first line (the interpreter's own start and its site imports) is Python's: nothing of the launcher exists yet.
+
+A bug of ours is one line too (`run_catching_bugs`): an exception that no other part handled becomes
+`accel-launch: internal error ...`, asking for a report, with exit status 1 (one that says a limit was reached is
+that limit's one line instead, with exit status 2: launcher.limits), and whatever the launcher made is undone.
+Click-free: it runs before click is imported.
 """
 
 from __future__ import annotations
@@ -11,9 +16,9 @@ import os
 import sys
 from collections.abc import Callable
 
-from launcher.signal_rules import install_signal_rules
+from launcher.signal_rules import clean_up, install_signal_rules
 
-__all__ = ["main", "report_main", "node_main"]
+__all__ = ["main", "report_main", "node_main", "run_catching_bugs"]
 
 
 def main() -> None:
@@ -48,7 +53,6 @@ def _start(entry: Callable[[], object], prog: str, node_launcher: bool = False) 
     if problem is not None:
         sys.stderr.write(f"{prog}: error: {problem}\n")
         sys.exit(VALIDATION_STATUS)
-    from launcher.cli.internal_error import run_catching_bugs
     from launcher.cli.std_streams import guard_std_streams
 
     guard_std_streams()
@@ -71,3 +75,45 @@ def _node() -> None:
     from launcher.cli.command import run_node_job
 
     run_node_job()
+
+
+_ISSUES = "please report this bug to the accel-launch maintainers, with the command line"
+
+
+def run_catching_bugs(entry: Callable[[], object]) -> None:
+    """Run `entry`; an exception it lets out is one stderr line and exit 1, after the private folders are
+    removed. What the line needs is imported before `entry` runs, not after something failed."""
+    from launcher.contract.names import FAILURE_STATUS, VALIDATION_STATUS
+    from launcher.escaped import one_line
+    from launcher.limits import exhausted_limit
+
+    try:
+        entry()
+    except SystemExit:
+        raise
+    except BaseException as exc:  # noqa: BLE001  (anything that comes this far is a bug of ours, or a limit)
+        clean_up()
+        limit = exhausted_limit(exc)
+        if limit is not None:
+            _write(f"accel-launch: error: {one_line(limit)}")
+            os._exit(VALIDATION_STATUS)
+        detail = one_line(" ".join(str(exc).split())[:300])
+        _write(f"accel-launch: internal error in accel-launch {_version()}: {type(exc).__name__}: {detail}; {_ISSUES}")
+        os._exit(FAILURE_STATUS)
+
+
+def _version() -> str:
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("accel-launch")
+    except importlib.metadata.PackageNotFoundError:
+        return "(version unknown)"
+
+
+def _write(line: str) -> None:
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        pass
