@@ -39,7 +39,7 @@ ACCELERATOR_VAR = "ACCEL_ACCELERATOR"
 LAUNCHER_PID_VAR = "ACCEL_LAUNCHER_PID"
 # Local rank i's cores are the i-th `;`-separated group: `0,1;2,3` pins rank 0 to 0-1 and rank 1 to 2-3.
 CPU_BINDING_VAR = "ACCEL_CPU_BINDING"
-# The signal Linux sends a rank when its launcher dies (launcher/rank/launcher_death.py): one that no program is
+# The signal Linux sends a rank when its launcher dies (launcher/rank/launcher_link.py): one that no program is
 # likely to use, so that SIGTERM keeps its default action in the rank, as under torchrun (a rank blocked in C++,
 # a store's connect or a hung collective, then ends at once, where a Python handler would wait for it), and a
 # handler of the user's for SIGTERM cannot stand in for the one that takes the rank's processes along. The

@@ -4,7 +4,7 @@ Run as `python -P -m launcher.rank.bootstrap {script,module,exec} TARGET [ARGS..
 directory is not searched first, so a user's own `launcher` or `accelerators` cannot stand in for ours).
 Before any user code it ties the rank's life to the launcher's, puts the program's folder first on sys.path
 (so an import-path backend beside the script is found as the script would import it), validates the resolved
-compile backend through `set_compile_backend` (launcher.rank.validate_backend), arranges for torch (and
+compile backend through `set_compile_backend` (launcher.rank.compile_hook), arranges for torch (and
 DeepSpeed, transformers, where installed) to use it when the user's code imports them, and then runs the user's
 program as `python script.py` or `python -m module` would: the same sys.path, and a traceback that starts at
 the program's own first frame.
@@ -26,16 +26,16 @@ from launcher.contract.names import FAILURE_STATUS, START_REFUSAL_PHRASE
 from launcher.rank.after_import import after_import
 from launcher.rank.bind_cores import apply_cpu_binding
 from launcher.rank.compile_cache.install import share_compiles
+from launcher.rank.compile_hook import install_backend
 from launcher.rank.compile_state import note_compiles
-from launcher.rank.deepspeed_bridge import bridge_deepspeed
 from launcher.rank.gloo_exit import settle_gloo_at_exit
-from launcher.rank.hf_bridge import bridge_transformers
-from launcher.rank.launcher_death import die_with_launcher
+from launcher.rank.launcher_link import die_with_launcher
+from launcher.rank.launcher_link import answer_stack_requests
+from launcher.rank.library_bridges import bridge_deepspeed
+from launcher.rank.library_bridges import bridge_transformers
 from launcher.rank.node_agreement import agree_at_first_init
 from launcher.rank.refusal import refuse
-from launcher.rank.stack_dump import answer_stack_requests
 from launcher.rank.store_host import host_store_when_imported
-from launcher.rank.validate_backend import install_backend
 
 __all__ = ["main"]
 

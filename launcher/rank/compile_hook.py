@@ -1,6 +1,11 @@
-"""torch.compile in a rank: the resolved backend by default; a backend the code names is honoured, noted once
-by rank 0, and refused as the resolved one would be when this accelerator cannot run it (docs/CONTRACT.md
-section 3).
+"""The resolved backend in a rank: validated before user code (`install_backend`), then torch.compile's default
+(`install_compile_hook`); a backend the code names is honoured, noted once by rank 0, and refused as the resolved
+one would be when this accelerator cannot run it (docs/CONTRACT.md section 3).
+
+Validation runs through the accelerator's `set_compile_backend`, against the node's cached facts when they are
+current (keyed by torch's build, the dynamo entry points, the Python prefix and the device: no dynamo import, a
+few milliseconds), else against dynamo's registry, walked once for the whole node. At the code's first compile,
+the backend is judged once more against the live registry.
 
 Nothing here imports or walks anything inside another module's import (docs/ARCHITECTURE.md, "Rules the code
 keeps"): when torch has been imported, `torch.compile` is replaced by a wrapper, and when dynamo's registry has
@@ -18,12 +23,14 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from accelerators import Accelerator, is_import_path
+from accelerators import Accelerator, UnsupportedBackendError, get_accelerator, is_import_path
+from accelerators.torch_build import torch_build
 from launcher.contract.resolved_backend import ResolvedBackend, backend_refusal
+from launcher.rank import node_facts_cache as facts_cache
 from launcher.rank.after_import import after_import
 from launcher.rank.refusal import refuse
 
-__all__ = ["install_compile_hook", "CODE_SOURCE"]
+__all__ = ["install_compile_hook", "CODE_SOURCE", "install_backend"]
 
 # Where a backend named in the user's code comes from, in a refusal line.
 CODE_SOURCE = "torch.compile in the code"
@@ -112,3 +119,18 @@ def _shown(backend: Any) -> str:
     if isinstance(backend, str):
         return repr(backend)
     return getattr(backend, "__qualname__", None) or type(backend).__name__
+
+
+def install_backend() -> Accelerator:
+    """Validate the resolved backend in this rank and arrange for torch to use it; exits 2 on a refusal."""
+    backend = ResolvedBackend.from_environment(os.environ)
+    try:
+        accelerator = get_accelerator()
+        accelerator.assume_supported_backends(facts_cache.backends_for(accelerator, torch_build(), os.environ))
+        accelerator.set_compile_backend(backend.name)
+    except UnsupportedBackendError as exc:
+        refuse(str(exc.with_source(backend.source)))
+    except ValueError as exc:
+        refuse(str(exc))
+    install_compile_hook(accelerator, backend)
+    return accelerator

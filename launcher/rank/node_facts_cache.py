@@ -16,6 +16,12 @@ lock, and the first one walks dynamo's registry for the others. The lock is wait
 `LOCK_WAIT_SECONDS` (docs/RELIABILITY.md, "No wait without a bound"): a process that holds it longer, stuck or
 hostile, costs the others that wait and their own walk, never the launch. `ACCEL_LAUNCH_NO_CACHE=1` turns the cache
 off (then every process walks the registry itself).
+
+The key's entry points are found as importlib.metadata finds them, without importing it (`entry_point_pairs`):
+importing importlib.metadata (and the email parser it brings) took 30-60 ms of a rank's 150 ms start on the
+2-core bench machine; the rank only needs the `torch_dynamo_backends` lines for its facts key. The
+installed distributions are the `*.dist-info` and `*.egg-info` folders in the folders of `sys.path`,
+and each lists its entry points in an INI-style `entry_points.txt`.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
@@ -38,20 +44,10 @@ from accelerators.packages import package_installed
 from accelerators.torch_build import TorchBuild
 from launcher.file_lock import lock_within
 from launcher.publish import publish_file
-from launcher.rank.entry_points import entry_point_pairs
 from launcher.safe_read import UnsafeFileError, ownership_problem, read_user_text
 
-__all__ = [
-    "LOCK_WAIT_SECONDS",
-    "NO_CACHE_VAR",
-    "backends_for",
-    "cache_enabled",
-    "cache_dir",
-    "cache_file",
-    "cache_key",
-    "load_backends",
-    "store_backends",
-]
+__all__ = ["LOCK_WAIT_SECONDS", "NO_CACHE_VAR", "backends_for", "cache_enabled", "cache_dir", "cache_file",
+           "cache_key", "load_backends", "store_backends", "entry_point_pairs"]
 
 logger = logging.getLogger(__name__)
 
@@ -190,7 +186,7 @@ def _vendor_packages() -> list[str]:
 
 
 def _distribution_version(name: str) -> str | None:
-    from importlib import metadata  # only off the rank's usual path: see launcher.rank.entry_points
+    from importlib import metadata  # only off the rank's usual path: see launcher.rank.node_facts_cache
 
     try:
         return metadata.version(name)
@@ -224,3 +220,40 @@ def _code_digest() -> str:
     for path in files:
         digest.update(Path(path).read_bytes())
     return digest.hexdigest()[:16]
+
+
+_INFO_SUFFIXES = (".dist-info", ".egg-info")
+
+
+def entry_point_pairs(group: str, path: Iterable[str] | None = None) -> list[list[str]]:
+    """Sorted `[name, value]` pairs of `group` in every distribution on `path` (default: sys.path)."""
+    pairs: list[list[str]] = []
+    for folder in sys.path if path is None else path:
+        try:
+            names = os.listdir(folder or ".")
+        except OSError:
+            continue
+        for name in names:
+            if name.endswith(_INFO_SUFFIXES):
+                pairs.extend(_group_pairs(os.path.join(folder or ".", name, "entry_points.txt"), group))
+    return sorted(pairs)
+
+
+def _group_pairs(path: str, group: str) -> list[list[str]]:
+    """The `name = value` lines under `[group]` in the file at `path` (none when it cannot be read)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
+    pairs, inside = [], False
+    for raw in lines:
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            inside = line.strip("[]") == group  # as importlib.metadata reads a section name
+        elif inside and "=" in line:
+            name, value = line.split("=", 1)
+            pairs.append([name.strip(), value.strip()])
+    return pairs

@@ -5,7 +5,7 @@ death").
 The launcher starts the keeper in a session of its own (a Ctrl-C at the terminal, or a signal to the launcher's
 group, does not reach it) with the read end of a pipe as its stdin; the launcher alone holds the write end, so
 the keeper's read ends when the launcher does, however it ends. A launcher that ends well has swept its job and
-ends the keeper first (`keeper`). At the launcher's death the ranks' own watch (launcher/rank/launcher_death.py)
+ends the keeper first (`keeper`). At the launcher's death the ranks' own watch (launcher/rank/launcher_link.py)
 sends SIGTERM through what they started; the keeper waits for the job to go, and SIGKILLs what is left when the
 grace window ends.
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from launcher.rank.entry_points import entry_point_pairs
+from launcher.rank.node_facts_cache import entry_point_pairs
 
 
 def metadata_pairs(group: str, path: list[str]) -> list[list[str]]:

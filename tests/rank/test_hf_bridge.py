@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from accelerators.cpu import CPUAccelerator
-from launcher.rank import hf_bridge
+from launcher.rank import library_bridges
 
 
 @pytest.fixture
@@ -20,7 +20,7 @@ def training_args(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201 (transformer
                         training_args.TrainingArguments.__post_init__)
     accelerator = CPUAccelerator()
     accelerator.set_compile_backend("aot_eager")
-    hf_bridge._fill_unset_backend(training_args, accelerator)
+    library_bridges._fill_unset_backend(training_args, accelerator)
     return training_args
 
 
@@ -38,8 +38,8 @@ def test_only_an_unset_backend_of_a_compiling_trainer_becomes_the_resolved_one(t
 
 def test_without_transformers_nothing_is_watched_or_imported(monkeypatch: pytest.MonkeyPatch) -> None:
     watched: list[str] = []
-    monkeypatch.setattr(hf_bridge, "package_installed", lambda name: False)
-    monkeypatch.setattr(hf_bridge, "after_import", lambda name, callback: watched.append(name))
+    monkeypatch.setattr(library_bridges, "package_installed", lambda name: False)
+    monkeypatch.setattr(library_bridges, "after_import", lambda name, callback: watched.append(name))
     before = {name for name in sys.modules if name.startswith("transformers")}
-    hf_bridge.bridge_transformers(CPUAccelerator())
+    library_bridges.bridge_transformers(CPUAccelerator())
     assert watched == [] and {name for name in sys.modules if name.startswith("transformers")} == before

@@ -132,7 +132,7 @@ print("facts:", json.dumps(facts), flush=True)
 @pytest.mark.timeout(120)
 def test_sigterm_keeps_its_default_in_a_rank_and_the_launchers_death_watch_stays_out_of_its_forks(
         launch: Launcher, tmp_path: Path) -> None:
-    # launcher/rank/launcher_death.py: the parent-death handler and the launcher's watch, in the rank only; a
+    # launcher/rank/launcher_link.py: the parent-death handler and the launcher's watch, in the rank only; a
     # forked child has the default handler and no thread of ours.
     (tmp_path / "fork_probe.py").write_text(FORK_PROBE)
     result = launch([str(tmp_path / "fork_probe.py"), str(int(PARENT_DEATH_SIGNAL))])

@@ -1,4 +1,6 @@
-"""A rank ends with its launcher: when the launcher dies (a SIGKILL, the OOM killer), the rank sends SIGTERM to
+"""What ties a rank to its launcher: it ends with it, and answers its request for stacks.
+
+A rank ends with its launcher (`die_with_launcher`): when the launcher dies (a SIGKILL, the OOM killer), the rank sends SIGTERM to
 every process below it and to its own process group, itself included (docs/CONTRACT.md section 3).
 
 Two ways to notice, one action, taken once:
@@ -14,19 +16,27 @@ is left of the job when the grace window after the launcher's death ends.
 
 Nothing of this acts in a process the rank forks: the child has no thread and no parent-death signal (Linux
 clears it at fork), and the handler is the default again there.
+
+A rank answers STACKS_SIGNAL with every thread's Python stack (`answer_stack_requests`, docs/CONTRACT.md
+section 8). One C call at the rank's start: faulthandler, registered for the signal, writes the stacks from its C handler into
+the rank's file in the launcher's private folder, however the rank is blocked (a gloo collective, a store's wait,
+a lock held in C++), and the rank goes on. No thread, no poll, nothing imported but faulthandler, which is built
+into the interpreter. A program that sets its own handler for the signal keeps it: the signal then reaches its
+handler, and the launcher says the rank did not answer. A process the rank forks does not answer.
 """
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import signal
 import threading
 import time
 
-from launcher.contract.names import LAUNCHER_PID_VAR, PARENT_DEATH_SIGNAL
+from launcher.contract.names import LAUNCHER_PID_VAR, PARENT_DEATH_SIGNAL, STACKS_DIR_VAR, STACKS_FILE, STACKS_SIGNAL
 from launcher.prctl import PR_SET_PDEATHSIG, prctl
 
-__all__ = ["die_with_launcher"]
+__all__ = ["die_with_launcher", "answer_stack_requests"]
 
 WATCH_SECONDS = 1.0
 _taken = threading.Lock()  # held by whichever way noticed first
@@ -48,7 +58,7 @@ def die_with_launcher() -> None:
         # SIGTERM, so no KeyboardInterrupt can land inside `Thread.start`.
         threading.Thread(target=_watch, args=(int(launcher_pid),), name="accel-launcher-watch", daemon=True).start()
     signal.signal(PARENT_DEATH_SIGNAL, _on_parent_death)
-    os.register_at_fork(after_in_child=_leave_to_the_rank)
+    os.register_at_fork(after_in_child=_death_left_to_the_rank)
 
 
 def _watch(launcher_pid: int) -> None:
@@ -80,8 +90,29 @@ def _terminate_everything() -> None:
     os.killpg(os.getpgrp(), signal.SIGTERM)  # the rank leads its group: this reaches it too
 
 
-def _leave_to_the_rank() -> None:
+def _death_left_to_the_rank() -> None:
     """In a process the rank forks (a DataLoader worker, say): the rank's handler is the default again; a
     handler the child set since stays."""
     if signal.getsignal(PARENT_DEATH_SIGNAL) is _on_parent_death:
         signal.signal(PARENT_DEATH_SIGNAL, signal.SIG_DFL)
+
+
+def answer_stack_requests() -> None:
+    """Have faulthandler dump every thread's stack into this rank's file at STACKS_SIGNAL (nothing when the launcher
+    gave no folder, or the file cannot be opened)."""
+    folder = os.environ.get(STACKS_DIR_VAR)
+    if not folder:
+        return
+    name = STACKS_FILE.format(rank=os.environ.get("RANK", "0"))
+    try:
+        fd = os.open(os.path.join(folder, name), os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o600)
+    except OSError:
+        return
+    faulthandler.register(STACKS_SIGNAL, file=fd, all_threads=True)
+    os.register_at_fork(after_in_child=_stacks_left_to_the_rank)
+
+
+def _stacks_left_to_the_rank() -> None:
+    """In a process the rank forks (a DataLoader worker): the signal's default action again, so only ranks answer."""
+    faulthandler.unregister(STACKS_SIGNAL)

@@ -1,4 +1,6 @@
-"""DeepSpeed in a rank: its accelerator gets the resolved backend, and its config accepts our one key.
+"""The libraries that choose a compile backend themselves, bridged in a rank: DeepSpeed and Hugging Face.
+
+DeepSpeed (`bridge_deepspeed`): its accelerator gets the resolved backend, and its config accepts our one key.
 
 Both happen on the user's own `import deepspeed`, through post-import hooks that only set values (nothing of
 ours imports or walks anything inside DeepSpeed's import, docs/ARCHITECTURE.md), and nothing of this runs
@@ -11,6 +13,15 @@ where DeepSpeed is not installed:
 - DeepSpeed's `CompileConfig` forbids unknown keys, and has had no `backend` since 2024: the ranks'
   copy of it drops `compile.backend`, the key the launcher consumed, so ONE ds_config serves both.
   The user's file is never changed; every other key of `compile` reaches DeepSpeed as written.
+
+Hugging Face (`bridge_transformers`): `TrainingArguments(torch_compile=True)` with no backend named compiles with the
+resolved backend, as DeepSpeed's `engine.compile()` does (docs/CONTRACT.md section 3).
+
+transformers fills an unset `torch_compile_backend` with "inductor" in `__post_init__` and hands it, through
+accelerate's `TorchDynamoPlugin`, to `torch.compile` as an explicit backend. When `transformers.training_args`
+has been imported, its `__post_init__` is wrapped (a value set) so that an unset backend becomes the resolved
+one first; a backend the user set is left alone and reaches launcher.rank.compile_hook, which notes it.
+Where transformers is not installed, nothing of this is imported.
 """
 
 from __future__ import annotations
@@ -25,7 +36,7 @@ from accelerators.packages import package_installed
 from launcher.rank.after_import import after_import
 from launcher.rank.refusal import refuse
 
-__all__ = ["bridge_deepspeed", "CONSUMED_COMPILE_KEYS"]
+__all__ = ["bridge_deepspeed", "CONSUMED_COMPILE_KEYS", "bridge_transformers"]
 
 # The keys of a ds_config's `compile` section that the launcher reads (level 3) and DeepSpeed does not know.
 CONSUMED_COMPILE_KEYS = ("backend",)
@@ -109,3 +120,35 @@ def _drop_consumed_keys(module: ModuleType) -> None:
 
     CompileConfig.__module__ = original.__module__
     module.CompileConfig = CompileConfig
+
+
+def bridge_transformers(accelerator: Accelerator) -> None:
+    """Arrange the hook when transformers is installed; import nothing of it."""
+    if not package_installed("transformers"):
+        return
+    after_import("transformers.training_args", lambda module: _fill_unset_backend(module, accelerator))
+
+
+def _fill_unset_backend(module: ModuleType, accelerator: Accelerator) -> None:
+    arguments = module.TrainingArguments
+    original = arguments.__post_init__
+
+    @functools.wraps(original)
+    def __post_init__(self: Any) -> None:
+        wants_compile = self.torch_compile or self.torch_compile_mode is not None
+        name = accelerator.get_compile_backend()
+        if wants_compile and self.torch_compile_backend is None and isinstance(name, str) and _accelerate_takes(name):
+            self.torch_compile_backend = name
+        original(self)
+
+    arguments.__post_init__ = __post_init__
+
+
+def _accelerate_takes(name: str) -> bool:
+    """True when accelerate's TorchDynamoPlugin, which the Trainer hands the backend to, knows `name` (its enum
+    lists dynamo's names); another (an import path) stays unset, so the Trainer's "inductor" is used and noted."""
+    try:
+        from accelerate.utils import DynamoBackend
+    except ImportError:
+        return True  # the Trainer compiles through torch.compile alone
+    return name.upper() in DynamoBackend.__members__
