@@ -29,10 +29,8 @@ from launcher.rank.compile_cache.install import share_compiles
 from launcher.rank.compile_hook import install_backend
 from launcher.rank.compile_state import note_compiles
 from launcher.rank.gloo_exit import settle_gloo_at_exit
-from launcher.rank.launcher_link import die_with_launcher
-from launcher.rank.launcher_link import answer_stack_requests
-from launcher.rank.library_bridges import bridge_deepspeed
-from launcher.rank.library_bridges import bridge_transformers
+from launcher.rank.launcher_link import answer_stack_requests, die_with_launcher
+from launcher.rank.library_bridges import bridge_deepspeed, bridge_transformers
 from launcher.rank.node_agreement import agree_at_first_init
 from launcher.rank.refusal import refuse
 from launcher.rank.store_host import host_store_when_imported
