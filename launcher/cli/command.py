@@ -188,7 +188,7 @@ def _run(job: PreparedJob, stop_on_stdin_eof: bool, pid_file: Path | None = None
         silence_engine_logs()
     if stop_on_stdin_eof:
         _stop_when_stdin_closes()
-    from launcher.run.failure.parent_error_file import hand_on_root_cause
+    from launcher.run.failure.rank_failure import hand_on_root_cause
 
     own_error_file = os.environ.get(ERROR_FILE_VAR)  # a parent's, for this launcher: read before the job starts
     outcome = run_job(config)

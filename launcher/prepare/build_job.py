@@ -15,14 +15,14 @@ from pathlib import Path
 
 from accelerators import AcceleratorUnavailableError, UnknownAcceleratorError, accelerator_class
 from launcher.contract.job_config import JobConfig
-from launcher.contract.rdzv_conf import OWN_KEYS, check_read_values, unread_key_note
 from launcher.contract.names import ACCELERATOR_VAR, CPU_BINDING_VAR, DEFAULT_MASTER_PORT, NODE_HOSTS_VAR
+from launcher.contract.rdzv_conf import OWN_KEYS, check_read_values, unread_key_note
 from launcher.errors import AcceleratorChoiceError, NodeIdentityError, PortBusyError
 from launcher.multinode.node.addresses import place_node
 from launcher.multinode.node.identity import NodeIdentity, node_identity
 from launcher.prepare.compile_env import compile_environment
-from launcher.prepare.flight_recorder import flight_recorder_environment
 from launcher.prepare.core_split import binding_env, check_binding_env, parse_core_list, split_cores
+from launcher.prepare.flight_recorder import flight_recorder_environment
 from launcher.prepare.local_slots import LocalSelection
 from launcher.prepare.nproc_value import ranks_per_node
 from launcher.prepare.options import LaunchOptions
@@ -33,9 +33,8 @@ from launcher.resolve.envfile import default_env_file, read_env_file
 from launcher.resolve.node_check import check_backend
 from launcher.resolve.node_facts import AcceleratorFacts, accelerator_facts
 from launcher.run.direct.path_choice import asked_path, engine_reason, path_text
-from launcher.run.rank_process import node_environment, physical_cores
+from launcher.run.rank_start import check_virtual_devices, node_environment, physical_cores
 from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, rendezvous
-from launcher.run.worker_env import check_virtual_devices
 
 __all__ = ["PreparedJob", "prepare_job", "resolve_job", "place_node_job", "nodes_path", "check_ports"]
 

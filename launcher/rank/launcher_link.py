@@ -1,7 +1,7 @@
 """What ties a rank to its launcher: it ends with it, and answers its request for stacks.
 
-A rank ends with its launcher (`die_with_launcher`): when the launcher dies (a SIGKILL, the OOM killer), the rank sends SIGTERM to
-every process below it and to its own process group, itself included (docs/CONTRACT.md section 3).
+A rank ends with its launcher (`die_with_launcher`): when the launcher dies (a SIGKILL, the OOM killer), the rank
+sends SIGTERM to every process below it and to its own process group, itself included (docs/CONTRACT.md section 3).
 
 Two ways to notice, one action, taken once:
 - Linux's parent-death signal, PARENT_DEATH_SIGNAL (not SIGTERM, which keeps its default action in a rank, as
@@ -17,12 +17,12 @@ is left of the job when the grace window after the launcher's death ends.
 Nothing of this acts in a process the rank forks: the child has no thread and no parent-death signal (Linux
 clears it at fork), and the handler is the default again there.
 
-A rank answers STACKS_SIGNAL with every thread's Python stack (`answer_stack_requests`, docs/CONTRACT.md
-section 8). One C call at the rank's start: faulthandler, registered for the signal, writes the stacks from its C handler into
-the rank's file in the launcher's private folder, however the rank is blocked (a gloo collective, a store's wait,
-a lock held in C++), and the rank goes on. No thread, no poll, nothing imported but faulthandler, which is built
-into the interpreter. A program that sets its own handler for the signal keeps it: the signal then reaches its
-handler, and the launcher says the rank did not answer. A process the rank forks does not answer.
+A rank answers STACKS_SIGNAL with every thread's Python stack (`answer_stack_requests`, docs/CONTRACT.md section 8).
+One C call at the rank's start: faulthandler, registered for the signal, writes the stacks from its C handler into
+the rank's file in the launcher's private folder, however the rank is blocked (a gloo collective, a store's wait, a
+lock held in C++), and the rank goes on. No thread, no poll, nothing imported but faulthandler, which is built into
+the interpreter. A program that sets its own handler for the signal keeps it: the signal then reaches its handler,
+and the launcher says the rank did not answer. A process the rank forks does not answer.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from launcher.run.job_outcome import JobOutcome
 from launcher.run.job_scope import JobFolders
 from launcher.run.job_signals import RanksStopped, ranks_running
 from launcher.run.rank_agent import RankGroupAgent
-from launcher.run.worker_env import SIGNALS_VAR
+from launcher.run.rank_start import SIGNALS_VAR
 
 __all__ = ["run_agent"]
 

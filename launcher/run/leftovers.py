@@ -28,7 +28,7 @@ _own: list[Path] = []
 
 def log_folder(log_dir: str | None) -> Path:
     """The folder the ranks' logs go in: --log-dir itself, as torchrun takes it (each attempt's folder inside it
-    is a fresh 0700 one, launcher/run/log_layout.py), else a private (0700) folder in the temp dir."""
+    is a fresh 0700 one, launcher/run/rank_logs.py), else a private (0700) folder in the temp dir."""
     if log_dir:
         os.makedirs(log_dir, exist_ok=True)
         return Path(log_dir)

@@ -2,7 +2,7 @@
 
 torch keeps the rendezvous, the restarts, the membership, its watchdog and health check; each attempt's ranks
 are one rank group of ours (launcher/run/rank_group.py), as on the direct path: their environment
-(worker_env.py), their log destinations (the `--logs-specs` layout's `reify`, the streams copied by us),
+(rank_start.py), their log destinations (the `--logs-specs` layout's `reify`, the streams copied by us),
 their exits, the first failure, the shutdown window, their end (`RankGroup.end`). A stop signal raises
 RanksStopped inside `run()` (launcher/run/job_signals.py); its `finally` calls `_shutdown`, which ends the group
 with the signal the ranks get. --timeout is one deadline, checked at every look at the ranks.
@@ -27,9 +27,9 @@ from launcher.run.job_scope import JobFolders
 from launcher.run.job_signals import RanksStopped, StopState
 from launcher.run.rank_group import RankGroup
 from launcher.run.rank_logs import RankLogs
+from launcher.run.rank_start import RankPlace, worker_env
 from launcher.run.stacks.job_stacks import JobStacks
 from launcher.run.terminal_lines import terminal
-from launcher.run.worker_env import RankPlace, worker_env
 from launcher.signal_rules import hurrying_signal, stop_hurried
 
 __all__ = ["RankGroupAgent"]

@@ -1,27 +1,38 @@
 """Where each rank's output goes, in a layout of torch elastic's kind, on both launch paths.
 
-A layout is a `LogsDest` of torch's (launcher/run/log_layout.py makes the default one without torch; on the
+A layout is a `LogsDest` of torch's (`default_layout` makes the default one without torch; on the
 engine path a `--logs-specs` plugin's `reify` makes it): for each rank, the file of each stream ("" leaves
 it to the terminal), the streams teed (their file and the terminal) and its error file. A teed stream is a
 pipe the launcher copies, chunk by chunk, to its file and to the terminal, each line under its prefix
-(launcher/run/rank_output.py, output_copy.py); a line that holds one of --duplicate-*-filters goes to the
+(launcher/run/terminal_lines.py, output_copy.py); a line that holds one of --duplicate-*-filters goes to the
 layout's filtered file too, under torch's header, as torch's does.
+
+torch elastic's default log layout, made without torch (`default_layout`, the direct path's; the engine path's is
+torch's own `DefaultLogsSpecs`, which gives the same folders and files):
+
+`LOG_ROOT/<run id>_XXXXXXXX/attempt_0/<local rank>/{stdout.log, stderr.log, error.json}`: a redirected stream
+goes to its file only; a teed one to its file and the terminal; any other is the terminal's. Streams the user
+leaves alone are handled as on the engine path (launcher/run/terminal_lines.py: rank_streams). A rank left out
+by --local-ranks-filter writes its files only, and nothing of it reaches the terminal.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
+import tempfile
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from string import Template
 from typing import IO, Any
 
 from launcher.contract.job_config import JobConfig
 from launcher.run.output_copy import OutputCopies
-from launcher.run.rank_output import TEMPLATE_ENV, rank_prefix
-from launcher.run.terminal_lines import RankLines, terminal
+from launcher.run.terminal_lines import TEMPLATE_ENV, RankLines, rank_prefix, rank_streams, terminal
 
-__all__ = ["FilteredLines", "RankLogs"]
+__all__ = ["FilteredLines", "RankLogs", "LogLayout", "default_layout"]
+
 
 class RankLogs:
     """One attempt's streams: `popen_streams` for each rank, `start_copies` once it runs, `finish` after."""
@@ -126,3 +137,36 @@ class FilteredLines:
         """The stream ended: its last line counts if it holds a needle."""
         if self._pending:
             self.feed(b"\n")
+
+
+@dataclass
+class LogLayout:
+    """Each rank's destinations, by local rank, with the field names of torch's `LogsDest` ("": the terminal)."""
+
+    stdouts: dict[int, str] = field(default_factory=dict)
+    stderrs: dict[int, str] = field(default_factory=dict)
+    tee_stdouts: dict[int, str] = field(default_factory=dict)
+    tee_stderrs: dict[int, str] = field(default_factory=dict)
+    error_files: dict[int, str] = field(default_factory=dict)
+    filtered_stdout: str = ""
+    filtered_stderr: str = ""
+
+
+def default_layout(config: JobConfig, log_root: Path, run_id: str) -> LogLayout:
+    """The folders of one attempt under `log_root`, made now, and each rank's files in them."""
+    attempt = Path(tempfile.mkdtemp(prefix=f"{run_id}_", dir=log_root)) / "attempt_0"
+    shown = set(config.settings.engine.local_ranks_filter) or None
+    layout = LogLayout(filtered_stdout=str(attempt / "filtered_stdout.log"),
+                       filtered_stderr=str(attempt / "filtered_stderr.log"))
+    for local_rank, (redirected, teed) in enumerate(rank_streams(config)):
+        folder = attempt / str(local_rank)
+        folder.mkdir(parents=True)
+        for bit, files, tees in ((1, layout.stdouts, layout.tee_stdouts), (2, layout.stderrs, layout.tee_stderrs)):
+            files[local_rank] = str(folder / f"{'stdout' if bit == 1 else 'stderr'}.log") if (redirected | teed) & bit \
+                else ""
+            if teed & bit and (shown is None or local_rank in shown):
+                tees[local_rank] = files[local_rank]
+            elif not files[local_rank] and shown is not None and local_rank not in shown:
+                files[local_rank] = os.devnull
+        layout.error_files[local_rank] = str(folder / "error.json")
+    return layout

@@ -3,7 +3,7 @@
 Each rank is a session of its own (as torch elastic starts them), so a stop reaches what the rank started too
 (launcher/run/rank_stop.py). A thread holds a pidfd for each rank and notes when each becomes readable (the
 exit, to the millisecond, whoever waits for it and however long the driver's loop sleeps), so the first rank
-to exit is known (launcher/run/failure/first_failure.py); the driver reaps them with `wait_exits`.
+to exit is known (launcher/run/failure/rank_failure.py); the driver reaps them with `wait_exits`.
 """
 
 from __future__ import annotations

@@ -24,9 +24,9 @@ from launcher.errors import LogsSpecsError
 from launcher.run.job_outcome import JobOutcome, JobTimeout
 from launcher.run.job_scope import job_scope
 from launcher.run.job_signals import RanksStopped
-from launcher.run.rank_output import TEMPLATE_ENV, rank_streams
-from launcher.run.rank_process import rank_command
+from launcher.run.rank_start import rank_command
 from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, run_id, standalone_like
+from launcher.run.terminal_lines import TEMPLATE_ENV, rank_streams
 from launcher.signal_rules import stop_outcome
 
 __all__ = ["run_job", "silence_engine_logs", "logs_specs_class"]
@@ -175,7 +175,7 @@ def _elastic_config(config: JobConfig, log_root: Path):
 
 def _streams(config: JobConfig) -> tuple[dict, dict]:
     """Per local rank, what goes to a file only (redirects) and to a file and the terminal (tee), as torch
-    elastic takes them (launcher/run/rank_output.py: rank_streams)."""
+    elastic takes them (launcher/run/terminal_lines.py: rank_streams)."""
     from torch.distributed.elastic.multiprocessing import Std
 
     streams = rank_streams(config)

@@ -12,9 +12,8 @@ import pytest
 from launcher.contract.engine_options import EngineOptions
 from launcher.contract.job_config import JobConfig, Program, RunSettings
 from launcher.contract.resolved_backend import ResolvedBackend
-from launcher.run.log_layout import default_layout
 from launcher.run.rank_group import RankGroup
-from launcher.run.rank_logs import RankLogs
+from launcher.run.rank_logs import RankLogs, default_layout
 
 BACKEND = ResolvedBackend("eager", "--compile-backend", "eager")
 

@@ -1,4 +1,4 @@
-"""A rank's device under --virtual-local-rank (launcher/run/worker_env.py), on both paths: torch's own rule,
+"""A rank's device under --virtual-local-rank (launcher/run/rank_start.py), on both paths: torch's own rule,
 checked beside torch's `_set_local_rank_env`; a device list too short is refused before any rank starts."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from accelerators.cpu import CPUAccelerator
 from accelerators.cuda import CUDAAccelerator
 from accelerators.hpu import HPUAccelerator
 from launcher.errors import UsageError
-from launcher.run.worker_env import RankPlace, check_virtual_devices, worker_env
-from tests.launches import CliRunnerFn, RECORD_RANK
+from launcher.run.rank_start import RankPlace, check_virtual_devices, worker_env
+from tests.launches import RECORD_RANK, CliRunnerFn
 
 
 def _place(local_rank: int, virtual: bool, accelerator: type = CUDAAccelerator) -> RankPlace:

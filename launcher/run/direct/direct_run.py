@@ -21,13 +21,11 @@ from launcher.run.direct.store_socket import listen_for_ranks
 from launcher.run.job_outcome import Deadline, JobOutcome, JobTimeout
 from launcher.run.job_scope import job_scope
 from launcher.run.job_signals import RanksStopped, StopState, ranks_running
-from launcher.run.log_layout import default_layout
 from launcher.run.rank_group import RankGroup
-from launcher.run.rank_logs import RankLogs
-from launcher.run.rank_process import rank_command
+from launcher.run.rank_logs import RankLogs, default_layout
+from launcher.run.rank_start import SIGNALS_VAR, direct_place, rank_command, worker_env
 from launcher.run.rendezvous.choice import master_addr, run_id
 from launcher.run.stacks.job_stacks import JobStacks
-from launcher.run.worker_env import SIGNALS_VAR, direct_place, worker_env
 from launcher.signal_rules import hurry_stop, set_stop_action, stop_outcome
 
 __all__ = ["run_direct"]

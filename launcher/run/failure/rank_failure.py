@@ -1,20 +1,39 @@
-"""A short account of the first failed rank, instead of the engine's long table (docs/CONTRACT.md section 4)."""
+"""The first failed rank: which one started the teardown (the first to exit, by time, never by what it wrote), a
+short account of it instead of the engine's long table (docs/CONTRACT.md section 4), and its root cause handed on.
+
+The launcher's own error file (`hand_on_root_cause`): where a parent (a scheduler, an outer launch) set
+`TORCHELASTIC_ERROR_FILE` for the launcher itself, a failed job's root cause is written there, as torchrun's
+`@record` main writes it.
+
+torchrun hands on the first failed rank's record (torch's `ErrorHandler.dump_error_file`: the rank's JSON,
+its `message.errorCode` set to the rank's exit code) and writes nothing when that rank left no record; a
+failure of the launch itself (a rendezvous that failed, a stop signal, `--timeout`) is written as torch's
+`record_exception` writes an exception: `{"message": {"message": ..., "extraInfo": {"py_callstack": ...,
+"timestamp": ...}}}`. docs/CONTRACT.md section 4.
+"""
 
 from __future__ import annotations
 
 import functools
+import json
+import os
+import re
 import signal
 import socket
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from launcher.contract.names import (FAILURE_STATUS, REFUSAL_PHRASE, RENDEZVOUS_FAILURE_PHRASE, SIGNAL_STATUS_BASE,
                                      START_REFUSAL_PHRASE, VALIDATION_STATUS)
+from launcher.contract.names import ERROR_FILE_VAR
 from launcher.run.failure.root_cause import RootCause, clip, read_error_file
 
 __all__ = ["RankFailure", "this_host", "ended_how", "exit_status", "tail_lines", "others_text",
-           "failure_from_engine"]
+           "failure_from_engine", "first_failure", "lost_a_peer", "lost_peer_note", "hand_on_root_cause",
+           "parent_error_record", "write_parent_error_file"]
 
 _TAIL_LINES = 20
 _TAIL_LINE_BYTES = 1 << 10
@@ -124,3 +143,88 @@ def failure_from_engine(rank: int, exitcode: int, error_file: str | None, tail: 
     return RankFailure(rank=rank, host=this_host(), exitcode=exitcode,
                        message=cause.exception if cause is not None else "", output_tail=tail, cause=cause,
                        error_file_ignored=recorded.ignored_because, record=recorded.record)
+
+
+# What a rank writes when it failed because a peer went away (gloo, NCCL, the c10d store).
+_PEER_LOST = re.compile(
+    r"Connection closed by peer|Connection reset by peer|Broken pipe|DistNetworkError|"
+    r"NCCL communicator was aborted|recvValue?\b.*failed|failed to recv, got 0 bytes",
+    re.IGNORECASE,
+)
+
+# gloo names the peer it lost: `Connection closed by peer [10.0.0.7]:12345`, `Read error [10.0.0.7]:12345`.
+_PEER_ADDRESS = re.compile(r"\[([0-9A-Fa-f.:]+)\]:\d+")
+
+
+def lost_a_peer(stderr_tail: tuple[str, ...]) -> bool:
+    """True when a rank's last lines say it failed because a peer's connection went away."""
+    return any(_PEER_LOST.search(line) for line in stderr_tail)
+
+
+def lost_peer_note(stderr_tail: tuple[str, ...]) -> str | None:
+    """For a cause that itself only lost a peer: one line naming the peer's address, when gloo said it."""
+    if not lost_a_peer(stderr_tail):
+        return None
+    lost_lines = [line for line in stderr_tail if _PEER_LOST.search(line)]
+    found = next((m.group(1) for line in lost_lines if (m := _PEER_ADDRESS.search(line))), None)
+    where = f"its peer at {found}" if found else "a peer"
+    return f"it lost {where} first: a rank or a node there went away (lost node, or a failure there)"
+
+
+def first_failure(failures: Mapping[int, Any], exited: Mapping[int, float]) -> tuple[int, Any]:
+    """(rank, failure) of the failure that started the teardown: the first to exit (a failure has the `pid`,
+    `exitcode` and `timestamp` of torch's ProcessFailure).
+
+    Failures are ordered by the exit times the launcher saw (`exited`: pid -> monotonic time) when it saw every
+    failed rank's exit; else by their timestamps (whole seconds), a rank that ended by itself before one ended
+    by a signal (as the teardown ends them) in the same second, then the lowest rank. What a rank wrote never
+    decides it: its own "Connection reset by peer" may be its own failure (lost_peer_note says what it lost).
+    """
+    by_pid = {failure.pid: rank for rank, failure in failures.items()}
+    if by_pid.keys() <= exited.keys():
+        cause = min(failures, key=lambda r: exited[failures[r].pid])
+    else:
+        cause = min(failures, key=lambda r: (failures[r].timestamp, failures[r].exitcode < 0, r))
+    return cause, failures[cause]
+
+
+def hand_on_root_cause(path: str | None, status: int, message: str | None, failure: RankFailure | None) -> str | None:
+    """Write what torchrun would to the launcher's own error file `path` (none: nothing to do); None, or why it
+    could not be written."""
+    record = parent_error_record(status, message, failure)
+    if not path or record is None:
+        return None
+    try:
+        write_parent_error_file(path, record)
+    except OSError as exc:
+        return f"{ERROR_FILE_VAR} {path!r} was not written: {exc.strerror or exc}"
+    return None
+
+
+def parent_error_record(status: int, message: str | None, failure: RankFailure | None) -> dict | None:
+    """What torchrun would write for a job that ended with `status` (None: nothing to write)."""
+    if status == 0:
+        return None
+    if failure is not None:
+        return _with_error_code(failure.record, failure.exitcode) if failure.record is not None else None
+    text = message or f"the job failed with exit status {status}"
+    return {"message": {"message": text, "extraInfo": {"py_callstack": text, "timestamp": str(int(time.time()))}}}
+
+
+def write_parent_error_file(path: str, record: Mapping[str, object]) -> None:
+    """Replace the file at `path` with `record` as JSON (torch removes an existing one first, as here);
+    raises OSError when it cannot be written."""
+    if os.path.lexists(path):
+        os.remove(path)
+    with open(path, "x", encoding="utf-8") as handle:
+        json.dump(record, handle)
+
+
+def _with_error_code(record: Mapping[str, object], exitcode: int) -> dict:
+    """The rank's record with `message.errorCode` set to its exit code, as torch sets it (only in a record whose
+    message is an object, and only for a non-zero code: a rank killed by a signal could not write its own)."""
+    copy = dict(record)
+    message = copy.get("message")
+    if isinstance(message, Mapping) and exitcode:
+        copy["message"] = {**message, "errorCode": exitcode}
+    return copy

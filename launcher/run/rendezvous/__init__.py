@@ -1,3 +1,3 @@
-"""Which rendezvous the engine uses (choice): a lone node's own store (one_node), or for several nodes
-torch's c10d or static placed on this node (placed_handler) with a roll call of who came (roll_call), and
-the check that every node resolved one compile backend (backend_agreement). Only choice is torch-free."""
+"""Which rendezvous the engine uses (choice): a lone node's own store (one_node), or for several nodes torch's c10d
+or static placed on this node with the check that every node resolved one compile backend (backend_agreement),
+and a roll call of who came (roll_call). Only choice is torch-free."""

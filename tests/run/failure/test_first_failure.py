@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from launcher.run.failure.first_failure import first_failure, lost_peer_note
+from launcher.run.failure.rank_failure import first_failure, lost_peer_note
 
 LOST = ("RuntimeError: [pair.cc:537] Read error [10.0.0.7]:28822: Connection reset by peer.",)
 OWN = ("ValueError: bad batch",)

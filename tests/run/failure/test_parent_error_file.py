@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from launcher.run.failure.parent_error_file import hand_on_root_cause, parent_error_record
-from launcher.run.failure.rank_failure import RankFailure
+from launcher.run.failure.rank_failure import RankFailure, hand_on_root_cause, parent_error_record
 
 RECORD = {"message": {"message": "ValueError: x", "extraInfo": {"py_callstack": "Traceback ...", "timestamp": "1"}}}
 
