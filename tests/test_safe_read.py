@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from launcher.safe_read import UnsafeFileError, read_user_text
+from launcher.shared_files import UnsafeFileError, read_user_text
 
 
 def test_a_regular_file_is_read_as_text(tmp_path: Path) -> None:

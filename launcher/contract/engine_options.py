@@ -16,8 +16,7 @@ from importlib.metadata import entry_points
 
 from launcher.contract.flag_field import Number, both, check_flags, flag
 from launcher.contract.rdzv_conf import check_rdzv_conf, parse_rdzv_conf
-from launcher.contract.seconds import check_seconds
-from launcher.contract.text import check_host, check_printable
+from launcher.contract.user_values import check_host, check_printable, check_seconds
 from launcher.errors import RefusedFlagError, UsageError
 from launcher.limits import RANKS_PER_NODE, whole_number
 

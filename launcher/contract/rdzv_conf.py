@@ -15,7 +15,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Mapping
 
-from launcher.contract.seconds import whole_seconds
+from launcher.contract.user_values import whole_seconds
 from launcher.errors import UsageError
 
 __all__ = ["parse_rdzv_conf", "check_rdzv_conf", "check_read_values", "unread_key_note", "RDZV_CONF_KEYS",

@@ -11,8 +11,7 @@ from functools import partial
 from launcher.contract.engine_options import EngineOptions, check_rdzv_backend
 from launcher.contract.flag_field import Number, both, check_flags, flag
 from launcher.contract.names import COMPILE_CACHE_MODES
-from launcher.contract.seconds import check_seconds
-from launcher.contract.text import check_given, check_host
+from launcher.contract.user_values import check_given, check_host, check_seconds
 from launcher.errors import UsageError
 
 __all__ = ["RunSettings", "DEFAULT_GRACE_SECONDS", "MAX_GRACE_SECONDS", "MAX_RESTARTS"]

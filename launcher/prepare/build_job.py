@@ -20,12 +20,10 @@ from launcher.contract.rdzv_conf import OWN_KEYS, check_read_values, unread_key_
 from launcher.errors import AcceleratorChoiceError, NodeIdentityError, PortBusyError
 from launcher.multinode.node.addresses import place_node
 from launcher.multinode.node.identity import NodeIdentity, node_identity
-from launcher.prepare.compile_env import compile_environment
 from launcher.prepare.core_split import binding_env, check_binding_env, parse_core_list, split_cores
-from launcher.prepare.flight_recorder import flight_recorder_environment
-from launcher.prepare.local_slots import LocalSelection
-from launcher.prepare.nproc_value import ranks_per_node
+from launcher.prepare.local_slots import LocalSelection, ranks_per_node
 from launcher.prepare.options import LaunchOptions
+from launcher.prepare.rank_defaults import compile_environment, flight_recorder_environment
 from launcher.prepare.validate import check_program
 from launcher.resolve.backend_order import resolve_backend
 from launcher.resolve.ds_config import find_ds_config

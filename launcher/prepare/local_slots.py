@@ -1,17 +1,24 @@
-"""DeepSpeed's resource flags without a hostfile: `--num_gpus N`, `--include localhost:0,2`,
-`--exclude localhost:1`, `--num_nodes 1` choose this node's devices, as `deepspeed` does on one machine.
+"""This node's ranks and devices. DeepSpeed's resource flags without a hostfile: `--num_gpus N`, `--include
+localhost:0,2`, `--exclude localhost:1`, `--num_nodes 1` choose this node's devices, as `deepspeed` does on one
+machine.
+
+How many ranks this node runs for `--nproc-per-node` (`ranks_per_node`): a number, `auto` (the accelerator's
+default), or a device's word as torchrun takes it (`gpu`, `xpu`, `cpu`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from accelerators import Accelerator
+from accelerators.accelerator import nproc_words
 from launcher.contract.hosts import HostSlots
 from launcher.errors import UsageError
 from launcher.limits import RANKS_PER_NODE, check_count, whole_number
 from launcher.multinode.head.selection import select_nodes
+from launcher.resolve.node_facts import AcceleratorFacts
 
-__all__ = ["LocalSelection", "LOCALHOST"]
+__all__ = ["LocalSelection", "LOCALHOST", "ranks_per_node"]
 
 LOCALHOST = "localhost"
 
@@ -55,3 +62,34 @@ class LocalSelection:
         named = [int(index) for part in self.include.split("@") for index in part.partition(":")[2].split(",")
                  if index]
         return max([*named, self.num_gpus - 1, 0])
+
+
+def ranks_per_node(value: str, accelerator: AcceleratorFacts) -> int:
+    """This node's rank count for --nproc-per-node `value`: a number, `auto`, or a device's word (torchrun's
+    `gpu`, `xpu`, `cpu`); UsageError naming what is accepted otherwise."""
+    if value == "auto":
+        return accelerator.default_nproc
+    words = nproc_words()
+    if value in words:
+        return _count_of(value, words[value])
+    try:
+        nproc = int(value)
+    except ValueError:
+        *others, last = ["a whole number", "auto", *words]
+        raise UsageError("--nproc-per-node", value, f"expected {', '.join(others)} or {last}") from None
+    if nproc < 1:
+        raise UsageError("--nproc-per-node", value, "must be at least 1")
+    limit = accelerator.max_ranks_per_node
+    if limit is not None and nproc > limit:
+        raise UsageError(
+            "--nproc-per-node", value, f"{accelerator.name} has {limit} device{'s' if limit != 1 else ''} here"
+        )
+    return nproc
+
+
+def _count_of(word: str, device: type[Accelerator]) -> int:
+    """torchrun's --nproc-per-node gpu|xpu|cpu: what that device's word means, an error where it has none."""
+    if not device.is_available():
+        reason = f"{device.name} is not available here: {device.unavailable_reason()}"
+        raise UsageError("--nproc-per-node", word, reason)
+    return device.word_nproc()

@@ -12,7 +12,7 @@ from accelerators.accelerator import nproc_words
 from launcher.contract.flag_field import Number, both, flag
 from launcher.contract.job_config import Program
 from launcher.contract.run_settings import RunSettings
-from launcher.contract.text import HOST, check_given
+from launcher.contract.user_values import HOST, check_given
 from launcher.errors import UsageError
 from launcher.limits import NODES, PORTS, RANKS_PER_NODE, CountError, whole_number
 from launcher.prepare.local_slots import LocalSelection

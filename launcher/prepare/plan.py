@@ -9,7 +9,7 @@ from pathlib import Path
 from launcher.contract.job_config import JobConfig
 from launcher.contract.names import COMPILE_SECRET_VAR, TORCHRUN_VARS
 from launcher.escaped import one_line
-from launcher.prepare.compile_env import compile_cache_text
+from launcher.prepare.rank_defaults import compile_cache_text
 from launcher.run.direct.path_choice import path_text
 from launcher.run.rank_start import rank_command
 from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, master_addr

@@ -42,9 +42,7 @@ from accelerators import Accelerator, backends
 from accelerators.accelerator import registered
 from accelerators.packages import package_installed
 from accelerators.torch_build import TorchBuild
-from launcher.file_lock import lock_within
-from launcher.publish import publish_file
-from launcher.safe_read import UnsafeFileError, ownership_problem, read_user_text
+from launcher.shared_files import UnsafeFileError, lock_within, ownership_problem, publish_file, read_user_text
 
 __all__ = ["LOCK_WAIT_SECONDS", "NO_CACHE_VAR", "backends_for", "cache_enabled", "cache_dir", "cache_file",
            "cache_key", "load_backends", "store_backends", "entry_point_pairs"]

@@ -10,7 +10,7 @@ import time
 from typing import NoReturn
 
 from launcher.contract.names import ERROR_FILE_VAR, REFUSAL_PHRASE, VALIDATION_STATUS
-from launcher.publish import publish_file
+from launcher.shared_files import publish_file
 
 __all__ = ["refuse"]
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from launcher.errors import DsConfigError
-from launcher.safe_read import UnsafeFileError, read_user_text
+from launcher.shared_files import UnsafeFileError, read_user_text
 
 __all__ = ["DsConfigRef", "find_ds_config", "read_compile_backend"]
 

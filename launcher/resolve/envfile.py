@@ -10,7 +10,7 @@ from dotenv import dotenv_values
 
 from launcher.errors import EnvFileError
 from launcher.resolve.variable_names import name_problem
-from launcher.safe_read import ForeignFileError, UnsafeFileError, read_user_text
+from launcher.shared_files import ForeignFileError, UnsafeFileError, read_user_text
 
 __all__ = ["read_env_file", "default_env_file"]
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import psutil
 
-from launcher.publish import publish_file
+from launcher.shared_files import publish_file
 from launcher.signal_rules import add_cleanup, signals_deferred
 
 __all__ = ["PREFIX", "log_folder", "make_private_folder", "sweep_dead_folders", "remove_own_folders"]

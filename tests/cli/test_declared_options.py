@@ -15,7 +15,7 @@ from launcher.contract.engine_options import EngineOptions
 from launcher.contract.flag_field import Number, both, check_flags, flag, from_flags
 from launcher.contract.job_config import Program
 from launcher.contract.run_settings import RunSettings
-from launcher.contract.text import check_given
+from launcher.contract.user_values import check_given
 from launcher.errors import UsageError
 from launcher.prepare.options import LaunchOptions
 

@@ -16,7 +16,7 @@ from torch.distributed import TCPStore
 from launcher.contract.job_config import JobConfig, Program
 from launcher.contract.resolved_backend import ResolvedBackend
 from launcher.errors import UsageError
-from launcher.prepare.compile_env import compile_cache_text, compile_environment
+from launcher.prepare.rank_defaults import compile_cache_text, compile_environment
 from launcher.rank.compile_cache.graph_cache import GraphCache
 from launcher.rank.compile_cache.job_share import CHUNK_BYTES, JobShare
 from launcher.rank.compile_cache.kernels import KernelFiles

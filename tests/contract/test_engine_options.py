@@ -11,11 +11,11 @@ import pytest
 from launcher.cli.declared_options import declared_names
 from launcher.cli.flags import LaunchFlags, launch_options
 from launcher.cli.peer_flags import REFUSED, PeerFlags
-from launcher.contract.resolved_backend import ResolvedBackend
 from launcher.contract.engine_options import EVENT_LOG_HANDLERS, EngineOptions, parse_std
 from launcher.contract.job_config import JobConfig, Program, RunSettings
 from launcher.contract.rdzv_conf import parse_rdzv_conf
-from launcher.contract.seconds import MAX_SECONDS
+from launcher.contract.resolved_backend import ResolvedBackend
+from launcher.contract.user_values import MAX_SECONDS
 from launcher.multinode.head.selection import HostFlags
 from launcher.run.rendezvous.choice import rendezvous
 from launcher.run.spawn import _elastic_config, _streams

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from launcher import publish
+from launcher import shared_files
 from launcher.contract.names import REFUSAL_PHRASE, VALIDATION_STATUS
 from launcher.rank import refusal
 
@@ -38,7 +38,7 @@ def test_a_rank_stopped_while_writing_leaves_no_truncated_error_file(
     def stopped_before_the_rename(source: str, target: str) -> None:
         raise KeyboardInterrupt  # stands for the SIGTERM the engine sends the other ranks
 
-    monkeypatch.setattr(publish.os, "replace", stopped_before_the_rename)
+    monkeypatch.setattr(shared_files.os, "replace", stopped_before_the_rename)
 
     with pytest.raises(KeyboardInterrupt):
         refusal.refuse("'nope' (from --compile-backend)")

@@ -6,9 +6,9 @@ import re
 from pathlib import Path
 
 from launcher.contract.hosts import HOST_NAME, HostSlots
-from launcher.limits import NODES, RANKS_PER_NODE, CountError, whole_number
 from launcher.errors import HostfileError
-from launcher.safe_read import UnsafeFileError, read_user_text
+from launcher.limits import NODES, RANKS_PER_NODE, CountError, whole_number
+from launcher.shared_files import UnsafeFileError, read_user_text
 
 __all__ = ["parse_hostfile", "parse_hostfile_text"]
 

@@ -17,7 +17,7 @@ from launcher.contract.names import HEAD_VARS, INTERNAL_VARS
 from launcher.errors import RemoteEnvError
 from launcher.multinode.head.deepspeed_env import deepspeed_env_files, parse_deepspeed_env, prefixed_variables
 from launcher.resolve.variable_names import name_problem
-from launcher.safe_read import ForeignFileError, UnsafeFileError, read_user_text
+from launcher.shared_files import ForeignFileError, UnsafeFileError, read_user_text
 
 __all__ = ["ENV_FILE_NAME", "find_env_file", "parse_env_file_text", "remote_env"]
 

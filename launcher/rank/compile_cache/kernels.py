@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path, PurePosixPath
 
-from launcher.publish import publish_file
+from launcher.shared_files import publish_file
 
 __all__ = ["KernelFiles"]
 

@@ -3,7 +3,7 @@ the node's other ranks wait, and the node's copy the waiters then load (one tran
 
 The folder is inside torch's own cache folder (`TORCHINDUCTOR_CACHE_DIR`), trusted as torch trusts that folder:
 it must be this user's and writable by no one else, or the node shares nothing (the rule of the backend list's
-cache, `launcher.safe_read.ownership_problem`). A lock dies with its holder (flock), so a rank whose compiling
+cache, `launcher.shared_files.ownership_problem`). A lock dies with its holder (flock), so a rank whose compiling
 peer died stops waiting at once.
 """
 
@@ -13,9 +13,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from launcher.file_lock import lock_within
-from launcher.publish import publish_file
-from launcher.safe_read import UnsafeFileError, ownership_problem, read_user_bytes
+from launcher.shared_files import UnsafeFileError, lock_within, ownership_problem, publish_file, read_user_bytes
 
 __all__ = ["NodeShare", "private_folder"]
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from launcher.publish import publish_file
 from launcher.rank.compile_cache.job_share import JobShare
+from launcher.shared_files import publish_file
 
 __all__ = ["ProbeLibraries"]
 

@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from launcher.safe_read import UnsafeFileError, read_user_text
+from launcher.shared_files import UnsafeFileError, read_user_text
 
 __all__ = ["RootCause", "ErrorFile", "clip", "read_error_file", "root_cause", "MAX_CAUSE_BYTES", "MAX_ERROR_FILE_BYTES"]
 

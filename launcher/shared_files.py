@@ -1,21 +1,38 @@
-"""Reading a file the user named without ever blocking: regular files only, and only so many bytes.
+"""Files shared with other processes and users: read without ever blocking, published whole, locked within a bound.
 
+Reading a file the user named: regular files only, and only so many bytes.
 A FIFO, a device or a directory is refused before a byte is read (the open itself is non-blocking, so a
 FIFO with no writer cannot hang the launcher), and a file over the limit is refused rather than read.
 A file the launcher will trust (`own_only`, as ssh treats `~/.ssh`) must also be reached through no
 symbolic link, be owned by this user and be writable by no one else. A file it reads without being named
 (`unshared`: `./.env`, `.deepspeed_env`) must be the user's own or root's, and not writable by others: another
 user's variables (an `LD_PRELOAD`) are never taken silently.
+
+Publishing a file that other processes read (`publish_file`): whole or not at all, through a temporary file beside it
+(mode 0600), then a rename.
+
+A reader never sees a half-written file, and a writer stopped part-way leaves the old file or none.
+Nothing is ever created through a symbolic link: the temporary file is made with O_CREAT|O_EXCL (and
+O_NOFOLLOW) by `mkstemp`, and the rename replaces a link at `path` itself, never its target. Used by the
+facts cache (readers are other processes of the node) and by a rank's refusal (the launcher reads the
+error file of the first rank that failed).
+
+A flock taken within a bound (`lock_within`): every lock between a node's processes (the backend list's cache, a
+compiled graph's node lock) waits this way, never without end.
 """
 
 from __future__ import annotations
 
 import errno
+import fcntl
+import logging
 import os
 import stat
+import time
+from pathlib import Path
 
-__all__ = ["UnsafeFileError", "ForeignFileError", "ownership_problem", "read_user_bytes", "read_user_start", "read_user_text",
-           "MAX_USER_FILE_BYTES"]
+__all__ = ["UnsafeFileError", "ForeignFileError", "ownership_problem", "read_user_bytes", "read_user_start",
+           "read_user_text", "MAX_USER_FILE_BYTES", "publish_file", "lock_within"]
 
 MAX_USER_FILE_BYTES = 4 << 20
 
@@ -117,3 +134,41 @@ def _kind(mode: int) -> str:
              (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
              (stat.S_ISSOCK, "a socket")]
     return next((name for test, name in kinds if test(mode)), "not a file")
+
+
+def publish_file(path: str | Path, text: str | bytes) -> None:
+    """Put `text` (or bytes) at `path` through a temporary file in the same folder (mode 0600); OSError when it
+    cannot."""
+    import tempfile  # not at import: every rank imports this module, few ever write
+
+    folder, name = os.path.split(os.fspath(path))
+    fd, temp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder or ".")
+    try:
+        with (os.fdopen(fd, "wb") if isinstance(text, bytes) else os.fdopen(fd, "w", encoding="utf-8")) as handle:
+            handle.write(text)
+        os.replace(temp, path)
+    except BaseException:
+        os.unlink(temp)
+        raise
+
+
+logger = logging.getLogger(__name__)
+_POLL_SECONDS = 0.05
+
+
+def lock_within(fd: int, seconds: float) -> bool:
+    """Take an exclusive flock on `fd`, trying until `seconds` have passed (0: once); False when it could not be
+    had."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(_POLL_SECONDS, left))
+        except OSError as exc:  # ENOLCK, a file system without locks: go on without one
+            logger.debug("the lock could not be taken: %s", exc)
+            return False
