@@ -1,6 +1,12 @@
 """The `accel-launch` command: a thin click layer over `launcher.prepare.build_job` and `launcher.run.spawn`.
 
 All user-facing text of a launch is written here, and every domain error becomes exit status 2 here.
+
+DeepSpeed's `--save_pid` (`save_pid`): the launcher's pid in `/tmp/<pid>.deepspeed` while the job runs, for a program that
+started accel-launch and wants the process to signal (deepspeed/launcher/launch.py writes the same file).
+
+The file is made new (never through a link, never over an existing file: that is one line and exit 2, as
+DeepSpeed's launcher refuses it too) and removed when the job ends, however it ends short of SIGKILL.
 """
 
 from __future__ import annotations
@@ -20,13 +26,12 @@ from launcher.cli.declared_options import DECLARED, with_options
 from launcher.cli.error_exit import fail, fail_with
 from launcher.cli.flags import LaunchFlags, launch_options
 from launcher.cli.peer_flags import REFUSED, PeerFlags, peer_options
-from launcher.cli.pid_file import remove_pid_file, save_pid
 from launcher.cli.report import WithReport
 from launcher.contract.engine_options import DEFAULT_LOGS_SPECS
 from launcher.contract.flag_field import both
 from launcher.contract.job_config import Program
 from launcher.contract.names import COMPILE_SECRET_VAR, ERROR_FILE_VAR, VALIDATION_STATUS
-from launcher.errors import LaunchError
+from launcher.errors import FlagConflictError, LaunchError
 from launcher.escaped import escaped_lines, one_line
 from launcher.limits import address_space_problem, file_size_problem, open_files_problem
 from launcher.multinode.head.selection import HostFlags
@@ -35,9 +40,10 @@ from launcher.prepare.plan import format_plan, plan_rows
 from launcher.prepare.validate import check_options, working_directory
 from launcher.signal_rules import start_thread
 
+__all__ = ["accel_launch", "launch", "run_node_job", "save_pid", "remove_pid_file", "PID_FOLDER"]
+
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")  # DeepSpeed's --log_level choices
 
-__all__ = ["accel_launch", "launch", "run_node_job"]
 
 _Packed = TypeVar("_Packed")
 
@@ -233,3 +239,24 @@ def _stop_when_stdin_closes() -> None:
 def _configure_logging(verbose: bool, quiet: bool = False) -> None:
     level = logging.INFO if verbose else logging.ERROR if quiet else logging.WARNING
     logging.basicConfig(format="%(name)s: %(message)s", level=level)
+
+
+PID_FOLDER = Path("/tmp")  # DeepSpeed's PID_FILE_BASEPATH
+
+
+def save_pid() -> Path:
+    """Write this process's pid to a new `/tmp/<pid>.deepspeed`; FlagConflictError when it cannot."""
+    path = PID_FOLDER / f"{os.getpid()}.deepspeed"
+    try:
+        handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    except OSError as exc:
+        raise FlagConflictError("--save_pid", f"cannot create {path}: {exc.strerror}") from None
+    with os.fdopen(handle, "w") as stream:
+        stream.write(str(os.getpid()))
+    return path
+
+
+def remove_pid_file(path: Path | None) -> None:
+    """Remove the file `save_pid` wrote (None: there is none)."""
+    if path is not None:
+        path.unlink(missing_ok=True)

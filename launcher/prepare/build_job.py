@@ -25,11 +25,9 @@ from launcher.prepare.local_slots import LocalSelection, ranks_per_node
 from launcher.prepare.options import LaunchOptions
 from launcher.prepare.rank_defaults import compile_environment, flight_recorder_environment
 from launcher.prepare.validate import check_program
-from launcher.resolve.backend_order import resolve_backend
-from launcher.resolve.ds_config import find_ds_config
+from launcher.resolve.backend_order import find_ds_config, resolve_backend
 from launcher.resolve.envfile import default_env_file, read_env_file
-from launcher.resolve.node_check import check_backend
-from launcher.resolve.node_facts import AcceleratorFacts, accelerator_facts
+from launcher.resolve.node_check import AcceleratorFacts, accelerator_facts, check_backend
 from launcher.run.direct.path_choice import asked_path, engine_reason, path_text
 from launcher.run.rank_start import check_virtual_devices, node_environment, physical_cores
 from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, rendezvous

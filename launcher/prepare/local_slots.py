@@ -16,7 +16,7 @@ from launcher.contract.hosts import HostSlots
 from launcher.errors import UsageError
 from launcher.limits import RANKS_PER_NODE, check_count, whole_number
 from launcher.multinode.head.selection import select_nodes
-from launcher.resolve.node_facts import AcceleratorFacts
+from launcher.resolve.node_check import AcceleratorFacts
 
 __all__ = ["LocalSelection", "LOCALHOST", "ranks_per_node"]
 

@@ -1,2 +1,2 @@
-"""Where values come from: the backend's precedence (backend_order), the .env file (envfile), the ds_config
-(ds_config), and the torch-free look at this node's accelerator (node_facts) and its check (node_check)."""
+"""Where values come from: the backend's precedence with the ds_config (backend_order), the .env file (envfile),
+and the torch-free look at this node's accelerator and the launcher's check of the backend (node_check)."""

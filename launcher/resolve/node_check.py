@@ -4,20 +4,32 @@ The judgement is `backend_refusal` (launcher.contract.resolved_backend), the one
 are only looked up here, not imported: importing is user code, and it runs in every rank, whose check stays
 authoritative. They are looked up as the program would import them: its own folder first (the script's, or the
 working directory for `-m`), then the launcher's path.
+
+What the launcher needs to know about this node's accelerator is gathered in one place (`accelerator_facts`): the
+launcher never needs an Accelerator object of its own: only these facts, so that how they are
+obtained (and cached) can change behind one function. Where it can be done soundly they are obtained
+without importing torch: the accelerator is decided from torch's files when they rule every device out
+(`find_accelerator`), and the backend list comes from a cache keyed by what is installed (`facts_cache`).
+Otherwise torch decides, as it does in every rank, whose check stays authoritative.
 """
 
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Mapping
+from dataclasses import dataclass
 from importlib.machinery import ModuleSpec, PathFinder
 from pathlib import Path
 
+from accelerators import Accelerator
+from accelerators.detect import find_accelerator
 from accelerators.import_path import ImportPathError, split_import_path
+from accelerators.torch_build import torch_build
 from launcher.contract.resolved_backend import ResolvedBackend, backend_refusal
 from launcher.errors import BackendRefusedError
-from launcher.resolve.node_facts import AcceleratorFacts
+from launcher.rank import node_facts_cache as facts_cache
 
-__all__ = ["check_backend"]
+__all__ = ["check_backend", "AcceleratorFacts", "accelerator_facts"]
 
 
 def check_backend(backend: ResolvedBackend, accelerator: AcceleratorFacts, folder: Path | None = None) -> None:
@@ -77,3 +89,45 @@ def _in_folder(module: str, folder: Path) -> ModuleSpec | None:
             raise ModuleNotFoundError(f"No module named {module!r}; {spec.name!r} is not a package")
         spec = PathFinder.find_spec(f"{spec.name}.{part}", list(spec.submodule_search_locations))
     return spec
+
+
+@dataclass(frozen=True)
+class AcceleratorFacts:
+    """The accelerator a launch here would use (its class says what it is), how it was chosen, what this node
+    has of it (probed once), and the compile backends it accepts."""
+
+    device: type[Accelerator]
+    detected_by: str
+    device_count: int
+    max_ranks_per_node: int | None
+    default_nproc: int
+    supported_backends: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        """The accelerator's name, e.g. 'cuda'."""
+        return self.device.name
+
+    @property
+    def default_backend(self) -> str:
+        """Its default compile backend."""
+        return self.device.default_compile_backend
+
+    @property
+    def communication_backend(self) -> str:
+        """Its torch.distributed backend, e.g. 'nccl'."""
+        return self.device.communication_backend
+
+
+def accelerator_facts(environ: Mapping[str, str]) -> AcceleratorFacts:
+    """Detect the accelerator for `environ` (ACCEL_ACCELERATOR included) and list its backends."""
+    device, detected_by = find_accelerator(environ)
+    return AcceleratorFacts(
+        device=device,
+        detected_by=detected_by,
+        device_count=device.device_count(),
+        max_ranks_per_node=device.max_ranks_per_node(),
+        default_nproc=device.default_nproc(),
+        supported_backends=facts_cache.backends_for(device(), torch_build(), environ),
+    )
+

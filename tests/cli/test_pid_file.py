@@ -7,23 +7,23 @@ from pathlib import Path
 
 import pytest
 
-from launcher.cli import pid_file
+from launcher.cli import command
 from launcher.errors import FlagConflictError
 
 
 @pytest.fixture
 def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setattr(pid_file, "PID_FOLDER", tmp_path)
+    monkeypatch.setattr(command, "PID_FOLDER", tmp_path)
     return tmp_path
 
 
 def test_the_file_holds_this_process_s_pid_and_is_removed_after(folder: Path) -> None:
-    path = pid_file.save_pid()
+    path = command.save_pid()
     assert path == folder / f"{os.getpid()}.deepspeed"
     assert path.read_text() == str(os.getpid())
-    pid_file.remove_pid_file(path)
+    command.remove_pid_file(path)
     assert not path.exists()
-    pid_file.remove_pid_file(path)  # gone already: nothing to do
+    command.remove_pid_file(path)  # gone already: nothing to do
 
 
 @pytest.mark.parametrize("kind", ["file", "link"])
@@ -35,6 +35,6 @@ def test_an_existing_file_or_link_is_refused_and_left_alone(folder: Path, kind: 
     else:
         path.symlink_to(target)
     with pytest.raises(FlagConflictError, match="--save_pid"):
-        pid_file.save_pid()
+        command.save_pid()
     assert not target.exists()
     assert kind == "link" or path.read_text() == "another launch"

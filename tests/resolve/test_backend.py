@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from launcher.errors import DsConfigError, UsageError
-from launcher.resolve.backend_order import resolve_backend
-from launcher.resolve.ds_config import DsConfigRef
+from launcher.resolve.backend_order import DsConfigRef, resolve_backend
 
 
 def test_a_missing_ds_config_is_an_error_even_when_a_higher_level_wins(tmp_path: Path) -> None:

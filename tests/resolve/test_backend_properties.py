@@ -12,8 +12,7 @@ from hypothesis import strategies as st
 
 from launcher.contract.names import ACCELERATOR_KEYWORD, BACKEND_VAR, DEFAULT_SOURCE
 from launcher.errors import DsConfigError, UsageError
-from launcher.resolve.backend_order import resolve_backend
-from launcher.resolve.ds_config import DsConfigRef
+from launcher.resolve.backend_order import DsConfigRef, resolve_backend
 
 DEFAULT = "the-default"
 # Backend names as users type them: real ones, the keyword, odd ones (the resolver passes them on unchecked).

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from launcher.errors import DsConfigError
-from launcher.resolve.ds_config import DsConfigRef, find_ds_config, read_compile_backend
+from launcher.resolve.backend_order import DsConfigRef, find_ds_config, read_compile_backend
 
 
 @pytest.mark.parametrize(

@@ -17,8 +17,7 @@ from accelerators.torch_build import torch_build
 from launcher.cli.report import report_rows
 from launcher.contract.resolved_backend import ResolvedBackend
 from launcher.errors import BackendRefusedError
-from launcher.resolve.node_check import check_backend
-from launcher.resolve.node_facts import accelerator_facts
+from launcher.resolve.node_check import accelerator_facts, check_backend
 from tests.launches import RECORD_RANK, CliRunnerFn
 
 EXCLUSIVE = "fakedev_graphs"
