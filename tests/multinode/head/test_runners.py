@@ -1,16 +1,22 @@
-"""The runner commands, compared as argument lists."""
+"""The runner commands, compared as argument lists; the registry, and what a new runner takes."""
 
 from __future__ import annotations
 
+import ast
 import shlex
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import pytest
+
+import launcher
 
 from launcher.contract.hosts import NodeSpec
 from launcher.errors import MultinodeError
 from launcher.multinode.head.runner_options import RunnerOptions
 from launcher.multinode.head.runners import (DEFAULT_RUNNER, REFUSED_RUNNERS, RUNNERS, LaunchCommand, OpenMpiRunner,
-                                             PdshRunner, SlurmRunner, SshRunner)
+                                             PdshRunner, Runner, SlurmRunner, SshRunner)
+from launcher.multinode.head.selection import HostFlags
 
 NODES = (NodeSpec("h1", (0, 1, 2)), NodeSpec("h2", (1,)))
 ENV = {"ACCEL_COMPILE_BACKEND": "eager", "NCCL_DEBUG": "INFO"}
@@ -99,3 +105,34 @@ def test_the_registry_lists_each_runner_once_under_its_own_name_with_ssh_first()
     assert all(runner.name == name for name, runner in RUNNERS.items())
     assert DEFAULT_RUNNER == "ssh"
     assert not set(RUNNERS) & set(REFUSED_RUNNERS)
+
+
+class EchoRunner(Runner):
+    """A runner that exists only in this test: one local `echo` of the node launcher command."""
+
+    name = program = "echo"
+
+    def commands(self, nodes: Sequence[NodeSpec], argv: Sequence[str], env: Mapping[str, str],
+                 cwd: str) -> tuple[LaunchCommand, ...]:
+        return (LaunchCommand((self.program, *self.extra_args(), *argv), env),)
+
+
+def test_a_new_runner_is_one_class_and_its_place_in_the_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(RUNNERS, EchoRunner.name, EchoRunner)
+    runner = HostFlags(runner="echo", launcher_args="-n").make_runner()
+    assert runner.commands(NODES, ARGV, {"V": "1"}, "/w") == (LaunchCommand(("echo", "-n", *ARGV), {"V": "1"}),)
+    with pytest.raises(MultinodeError, match="--comment is srun's .*: give --launcher slurm, or drop --comment"):
+        HostFlags(runner="echo", comment="c").make_runner().check()
+
+
+def _literal_modules(name: str) -> set[str]:
+    """The modules of launcher/ with a string literal that is `name`, in any case."""
+    root = Path(launcher.__file__).parent
+    return {str(path.relative_to(root)) for path in root.rglob("*.py")
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.lower() == name}
+
+
+@pytest.mark.parametrize("name", [*RUNNERS, *REFUSED_RUNNERS])
+def test_a_runner_s_name_is_written_in_its_class_and_at_most_the_node_s_reading_of_its_variables(name: str) -> None:
+    assert _literal_modules(name) <= {"multinode/head/runners.py", "multinode/node/identity.py"}
