@@ -102,10 +102,11 @@ class SshRunner(Runner):
         base += ["-p", str(self.options.ssh_port)] if self.options.ssh_port is not None else []
         base += [word for option in self.options.ssh_options for word in ("-o", option)]
         base += self.extra_args()
-        prefix = self.options.wrapper()
-        return tuple(LaunchCommand((*base, node.host, self.remote(cwd, {**env, **node_row_env(nodes, rank)}, argv,
-                                                                  prefix)), host=node.host)
-                     for rank, node in enumerate(nodes))
+        prefix, commands = self.options.wrapper(), []
+        for rank, node in enumerate(nodes):
+            remote = self.remote(cwd, {**env, **node_row_env(nodes, rank)}, argv, prefix)
+            commands.append(LaunchCommand((*base, node.host, remote), host=node.host))
+        return tuple(commands)
 
     @staticmethod
     def remote(cwd: str, env: Mapping[str, str], argv: Sequence[str], prefix: Sequence[str] = ()) -> str:
@@ -181,6 +182,7 @@ class SlurmRunner(Runner):
 RUNNERS: dict[str, type[Runner]] = {runner.name: runner for runner in (SshRunner, PdshRunner, OpenMpiRunner,
                                                                        SlurmRunner)}
 DEFAULT_RUNNER = next(iter(RUNNERS))
+# DeepSpeed's MPI runners that we do not drive, and what to use instead.
 REFUSED_RUNNERS = dict.fromkeys(("mvapich", "impi", "mpich"), "use --launcher openmpi (one mpirun) or slurm (one srun "
                                 "step), or start accel-launch under your own mpirun, one per node")
 
