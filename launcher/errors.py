@@ -7,6 +7,8 @@ None of them imports click: the bootstrap and the library stay click-free, and `
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from launcher.contract.names import VALIDATION_STATUS
 
 __all__ = [
@@ -186,13 +188,16 @@ class NodeIdentityError(MultinodeError):
 
 
 class OpenFilesError(MultinodeError):
-    """More runner processes than this process may hold open files for, even at its hard limit."""
+    """More runner processes than this process may hold open files for, even at its hard limit; `one_process`: the
+    runners that start every node from one process."""
 
-    def __init__(self, processes: int, needed: int, hard_limit: int) -> None:
+    def __init__(self, processes: int, needed: int, hard_limit: int, one_process: Sequence[str]) -> None:
         self.processes, self.needed, self.hard_limit = processes, needed, hard_limit
+        *others, last = one_process
+        either = f"{', '.join(others)} or {last}" if others else last
         super().__init__(f"starting {processes} runner processes needs {needed} open files, and this shell allows "
-                         f"at most {hard_limit} (ulimit -Hn); raise the limit, or use --launcher pdsh, openmpi or "
-                         "slurm, which start the nodes from one process")
+                         f"at most {hard_limit} (ulimit -Hn); raise the limit, or use --launcher {either}, which "
+                         "start the nodes from one process")
 
 
 class NoJobError(LaunchError):

@@ -22,7 +22,8 @@ from launcher.contract.job_config import Program
 from launcher.contract.run_settings import DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS, RunSettings
 from launcher.contract.names import DEFAULT_MASTER_PORT
 from launcher.errors import FlagConflictError, RefusedFlagError, UsageError
-from launcher.multinode.head.selection import MPI_RUNNERS, HostFlags
+from launcher.multinode.head.runners import REFUSED_RUNNERS
+from launcher.multinode.head.selection import HostFlags
 from launcher.prepare.local_slots import LOCALHOST, LocalSelection
 from launcher.prepare.options import LaunchOptions
 
@@ -94,9 +95,8 @@ def _refuse(peers: PeerFlags, hosts: HostFlags, given: set[str]) -> None:
     if peers.start_method != "spawn":
         raise RefusedFlagError(f"--start-method {peers.start_method}", "every rank is a fresh interpreter, "
                                "as with spawn; drop the flag (or give spawn)")
-    if hosts.runner in MPI_RUNNERS:
-        raise RefusedFlagError(f"--launcher {hosts.runner}", "use --launcher openmpi (one mpirun) or slurm (one "
-                               "srun step), or start accel-launch under your own mpirun, one per node")
+    if hosts.runner in REFUSED_RUNNERS:
+        raise RefusedFlagError(f"--launcher {hosts.runner}", REFUSED_RUNNERS[hosts.runner])
     runner_flags = (("launcher_args", "--launcher_args"), ("comment", "--comment"), ("account", "--account"),
                     ("venv_script", "--venv_script"))
     if hosts.hostfile is None:
@@ -108,7 +108,7 @@ def _refuse(peers: PeerFlags, hosts: HostFlags, given: set[str]) -> None:
             if name in given:
                 raise RefusedFlagError(flag, "--no_ssh starts no runner; start each node's launcher your own way")
     else:
-        hosts.runner_options().check(hosts.runner)
+        hosts.make_runner().check()
 
 
 def shutdown_window(environ: Mapping[str, str]) -> int:

@@ -19,7 +19,7 @@ from launcher.contract.job_config import JobConfig, rank_runs
 from launcher.contract.names import (ACCELERATOR_VAR, BACKEND_SOURCE_VAR, BACKEND_VAR, DEFAULT_MASTER_PORT,
                                      NODE_JOB_VAR, STOP_ON_STDIN_EOF)
 from launcher.multinode.head.remote_env import remote_env
-from launcher.multinode.head.runners import LaunchCommand, openmpi_command, pdsh_command, slurm_command, ssh_commands
+from launcher.multinode.head.runners import LaunchCommand
 from launcher.multinode.head.selection import HostFlags
 
 __all__ = ["hostfile_commands", "sent_env", "node_job", "node_launcher_argv", "describe_commands"]
@@ -33,21 +33,10 @@ def hostfile_commands(hosts: HostFlags, job: JobConfig, environ: Mapping[str, st
     """The runner processes that start `job` on every node of the hostfile that `hosts` selects."""
     nodes = hosts.selected_nodes()
     env = {**sent_env(hosts, job, environ, cwd), NODE_JOB_VAR: node_job(job, nodes).to_json()}
-
-    def node_argv(node: NodeSpec | None) -> list[str]:
-        # Each node finds its rank and devices in the node table the runner sends along (ACCEL_NODE_*);
-        # over ssh (one connection per node) it stops its ranks when the head's ssh client goes away.
-        return node_launcher_argv(stop_on_stdin_eof=node is not None)
-
-    extra = hosts.runner_options()
-    args, prefix = extra.extra_args(hosts.runner), extra.wrapper()
-    if hosts.runner == "ssh":
-        return ssh_commands(nodes, node_argv, env, str(cwd), hosts.ssh_port, options=hosts.ssh_options,
-                            launcher_args=args, prefix=prefix)
-    if hosts.runner == "pdsh":
-        return pdsh_command(nodes, node_argv, env, str(cwd), launcher_args=args, prefix=prefix)
-    builder = {"openmpi": openmpi_command, "slurm": slurm_command}[hosts.runner]
-    return builder(nodes, lambda node: [*prefix, *node_argv(node)], env, str(cwd), launcher_args=args)
+    runner = hosts.make_runner()
+    # Each node finds its rank and devices in the node table the runner sends along (ACCEL_NODE_*); with one
+    # connection per node, it stops its ranks when the head's end of it goes away.
+    return runner.commands(nodes, node_launcher_argv(stop_on_stdin_eof=runner.per_node), env, str(cwd))
 
 
 def sent_env(hosts: HostFlags, job: JobConfig, environ: Mapping[str, str], cwd: Path) -> dict[str, str]:
@@ -67,7 +56,8 @@ def node_job(job: JobConfig, nodes: Sequence[NodeSpec]) -> JobConfig:
 
 
 def node_launcher_argv(stop_on_stdin_eof: bool) -> list[str]:
-    """The command a node runs; with ssh it stops its ranks when the head's ssh client goes away."""
+    """The command a node runs; `stop_on_stdin_eof`: it stops its ranks when its stdin (the head's connection)
+    closes."""
     return [sys.executable, "-m", "launcher.multinode.node", *([STOP_ON_STDIN_EOF] if stop_on_stdin_eof else [])]
 
 

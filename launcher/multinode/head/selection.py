@@ -17,11 +17,9 @@ from launcher.limits import NODES, PORTS, RANKS_PER_NODE, TOTAL_RANKS
 from launcher.errors import SelectionError
 from launcher.multinode.head.hostfile import parse_hostfile
 from launcher.multinode.head.runner_options import RunnerOptions
+from launcher.multinode.head.runners import DEFAULT_RUNNER, REFUSED_RUNNERS, RUNNERS, Runner, own_flag_help
 
-__all__ = ["HostFlags", "select_nodes", "MPI_RUNNERS"]
-
-# DeepSpeed's MPI runners that we do not drive; openmpi and slurm we do.
-MPI_RUNNERS = ("mvapich", "impi", "mpich")
+__all__ = ["HostFlags", "select_nodes"]
 
 _INDEX = re.compile(r"[0-9]{1,18}")
 _HOSTS_SHOWN = 5
@@ -43,7 +41,7 @@ class HostFlags:
     num_gpus: int = flag(*both("num-gpus", "--num-accelerators", "--num_accelerators"), default=-1,
                          number=Number(minimum=-1, limit=RANKS_PER_NODE),
                          help="Use the first N slots of each host (without a hostfile: N local ranks).")
-    runner: str = flag("--launcher", default="ssh", choices=("ssh", "pdsh", "openmpi", "slurm", *MPI_RUNNERS),
+    runner: str = flag("--launcher", default=DEFAULT_RUNNER, choices=(*RUNNERS, *REFUSED_RUNNERS),
                        any_case=True, show_default=True, help="How the hostfile's nodes are reached.")
     exports: tuple[str, ...] = flag("--export", default=(), multiple=True, metavar="NAME",
                                     help="Send this variable to every node (repeatable).")
@@ -52,15 +50,18 @@ class HostFlags:
     ssh_options: tuple[str, ...] = flag(*both("ssh-option"), default=(), multiple=True, metavar="KEY=VALUE",
                                         help="Extra ssh -o option (repeatable).")
     launcher_args: str = flag(*both("launcher-args"), default="", metavar="ARGS", help="More arguments for the "
-                              "runner (ssh, pdsh, mpirun, srun), as one quoted string.")
-    comment: str = flag("--comment", default="", metavar="TEXT", help="srun's --comment (with --launcher slurm).")
-    account: str = flag("--account", default="", metavar="NAME", help="srun's --account (with --launcher slurm).")
+                              f"runner ({', '.join(kind.program for kind in RUNNERS.values())}), as one quoted "
+                              "string.")
+    comment: str = flag("--comment", default="", metavar="TEXT", help=own_flag_help("comment"))
+    account: str = flag("--account", default="", metavar="NAME", help=own_flag_help("account"))
     venv_script: str | None = flag(*both("venv-script"), default=None, metavar="PATH",
                                    help="A script every node sources before its launcher starts (with --hostfile).")
 
-    def runner_options(self) -> RunnerOptions:
-        """DeepSpeed's pass-through flags for the runner (launcher.multinode.head.runner_options)."""
-        return RunnerOptions(self.launcher_args, self.comment, self.account, self.venv_script)
+    def make_runner(self) -> Runner:
+        """The runner `--launcher` names, with its flags (launcher.multinode.head.runners; not a refused one)."""
+        options = RunnerOptions(self.launcher_args, self.comment, self.account, self.venv_script, self.ssh_port,
+                                self.ssh_options)
+        return RUNNERS[self.runner](options)
 
     def selected_nodes(self) -> tuple[NodeSpec, ...]:
         """The hostfile's nodes these flags select (a hostfile must be given)."""

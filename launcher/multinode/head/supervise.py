@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from launcher.contract.names import SUCCESS_STATUS
 from launcher.errors import FlagConflictError, OpenFilesError
-from launcher.multinode.head.runners import LaunchCommand
+from launcher.multinode.head.runners import RUNNERS, LaunchCommand
 from launcher.run.failure.rank_failure import exit_status
 from launcher.signal_rules import stop_action, stop_outcome
 
@@ -22,7 +22,7 @@ _SPARE_FILES = 64  # the launcher's own: its streams, a Popen's short-lived pipe
 
 
 def check_runner_found(commands: Sequence[LaunchCommand], runner: str) -> None:
-    """Each local process a hostfile launch starts (ssh, pdsh, mpirun, srun) is a program on its PATH."""
+    """Each local process a hostfile launch starts (the runner's program) is a program on its PATH."""
     for command in commands:
         path = os.pathsep.join(os.get_exec_path({**os.environ, **command.env}))
         if shutil.which(command.argv[0], path=path) is None:
@@ -38,7 +38,8 @@ def make_room_for(commands: Sequence[LaunchCommand]) -> None:
     if soft == resource.RLIM_INFINITY or soft >= needed:
         return
     if hard != resource.RLIM_INFINITY and hard < needed:
-        raise OpenFilesError(len(commands), needed, hard)
+        raise OpenFilesError(len(commands), needed, hard, [name for name, runner in RUNNERS.items()
+                                                           if not runner.per_node])
     resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
 
 
@@ -53,7 +54,7 @@ def supervise(commands: Sequence[LaunchCommand], grace_seconds: float) -> tuple[
                                                   stdin=subprocess.PIPE))
             return _wait(commands, processes, received, grace_seconds)
         finally:
-            _stop(processes, grace_seconds)
+            _stop(commands, processes, grace_seconds)
 
 
 def _wait(commands, processes, received, grace_seconds) -> tuple[int, str | None]:
@@ -74,14 +75,13 @@ def _wait(commands, processes, received, grace_seconds) -> tuple[int, str | None
         time.sleep(_POLL_SECONDS)
 
 
-def _stop(processes: Sequence[subprocess.Popen], grace_seconds: float) -> None:
-    """Close every runner's stdin; give ssh runners time to end by themselves (the node launcher on the far
-    side stops its ranks when its stdin closes, then the session ends), then SIGTERM, then SIGKILL."""
+def _stop(commands: Sequence[LaunchCommand], processes: Sequence[subprocess.Popen], grace_seconds: float) -> None:
+    """Close every runner's stdin; give those that reach one node time to end by themselves (the node launcher on
+    the far side stops its ranks when its stdin closes, then the connection ends), then SIGTERM, then SIGKILL."""
     for process in processes:
         if process.stdin:
             process.stdin.close()
-    over_ssh = [process for process in processes if process.args[0] == "ssh"]
-    _wait_all(over_ssh, grace_seconds + 5)
+    _wait_all([process for command, process in zip(commands, processes) if command.host], grace_seconds + 5)
     for process in processes:
         if process.poll() is None:
             process.terminate()

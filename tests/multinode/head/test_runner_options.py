@@ -13,17 +13,13 @@ import pytest
 from launcher.contract.hosts import NodeSpec
 from launcher.errors import MultinodeError
 from launcher.multinode.head.runner_options import SOURCE_THEN_EXEC, RunnerOptions
-from launcher.multinode.head.runners import openmpi_command, pdsh_command, slurm_command, ssh_commands
+from launcher.multinode.head.runners import RUNNERS, OpenMpiRunner, PdshRunner, SlurmRunner, SshRunner
 from tests.launches import CliRunnerFn
 
 NODES = (NodeSpec("h1", (0,)), NodeSpec("h2", (0,)))
 # What the "node launcher" of these tests does: print its argv and two variables, as JSON.
 SHOW = [sys.executable, "-c", "import json, os, sys; print(json.dumps([sys.argv[1:], os.environ.get('FROM_VENV'), "
         "os.environ.get('SENT')]))", "a b", "$HOME", "it's"]
-
-
-def _node_argv(node: NodeSpec | None) -> list[str]:
-    return list(SHOW)
 
 
 def _venv(tmp_path: Path) -> Path:
@@ -41,40 +37,41 @@ def _run_remote(remote: str, cwd: Path) -> list:
 
 def test_launcher_args_are_split_once_and_given_to_each_runner_as_arguments() -> None:
     options = RunnerOptions(launcher_args='-o "ProxyJump=a b" --x=1')
-    words = options.extra_args("ssh")
-    assert words == ["-o", "ProxyJump=a b", "--x=1"]
-    ssh = ssh_commands(NODES, _node_argv, {}, "/w", launcher_args=words)[0].argv
+    words = ["-o", "ProxyJump=a b", "--x=1"]
+    assert [runner(options).extra_args() for runner in RUNNERS.values()] == [words] * len(RUNNERS)
+    ssh = SshRunner(options).commands(NODES, SHOW, {}, "/w")[0].argv
     assert ssh[5:9] == ("-o", "ProxyJump=a b", "--x=1", "h1")
-    pdsh = pdsh_command(NODES, _node_argv, {}, "/w", launcher_args=words)[0].argv
+    pdsh = PdshRunner(options).commands(NODES, SHOW, {}, "/w")[0].argv
     assert pdsh[:9] == ("pdsh", "-S", "-f", "1024", "-w", "h1,h2", "-o", "ProxyJump=a b", "--x=1")
-    mpirun = openmpi_command(NODES, _node_argv, {}, "/w", launcher_args=words)[0].argv
+    mpirun = OpenMpiRunner(options).commands(NODES, SHOW, {}, "/w")[0].argv
     assert mpirun[-len(SHOW) - 3:-len(SHOW)] == ("-o", "ProxyJump=a b", "--x=1")
 
 
 def test_comment_and_account_go_to_srun_alone() -> None:
     options = RunnerOptions(launcher_args="--time 5", comment="a job; rm -rf /", account="acct")
-    words = options.extra_args("slurm")
+    words = SlurmRunner(options).extra_args()
     assert words == ["--time", "5", "--comment", "a job; rm -rf /", "--account", "acct"]
-    srun = slurm_command(NODES, _node_argv, {}, "/w", launcher_args=words)[0].argv
+    srun = SlurmRunner(options).commands(NODES, SHOW, {}, "/w")[0].argv
     assert srun[-len(SHOW) - 6:-len(SHOW)] == tuple(words)
-    for runner in ("ssh", "pdsh", "openmpi"):
+    SlurmRunner(options).check()
+    for runner in (SshRunner, PdshRunner, OpenMpiRunner):
         with pytest.raises(MultinodeError, match="--comment is srun's"):
-            RunnerOptions(comment="c").check(runner)
+            runner(RunnerOptions(comment="c")).check()
         with pytest.raises(MultinodeError, match="--account is srun's"):
-            RunnerOptions(account="a").check(runner)
+            runner(RunnerOptions(account="a")).check()
 
 
 @pytest.mark.parametrize(("given", "why"), [('a "b', "No closing quotation"), ("it's", "No closing quotation")])
 def test_launcher_args_that_do_not_split_are_one_error(given: str, why: str) -> None:
     with pytest.raises(MultinodeError, match=why):
-        RunnerOptions(launcher_args=given).check("ssh")
+        SshRunner(RunnerOptions(launcher_args=given)).check()
 
 
 def test_over_ssh_the_venv_script_is_sourced_then_the_sent_variables_win_and_every_word_arrives_intact(
     tmp_path: Path
 ) -> None:
-    prefix = RunnerOptions(venv_script=str(_venv(tmp_path))).wrapper()
-    command = ssh_commands(NODES, _node_argv, {"SENT": "from head"}, str(tmp_path), prefix=prefix)[0]
+    options = RunnerOptions(venv_script=str(_venv(tmp_path)))
+    command = SshRunner(options).commands(NODES, SHOW, {"SENT": "from head"}, str(tmp_path))[0]
     argv, from_venv, sent = _run_remote(command.argv[-1], tmp_path)
     assert argv == ["a b", "$HOME", "it's"]
     assert from_venv == "sourced; $(not run)"
@@ -82,8 +79,8 @@ def test_over_ssh_the_venv_script_is_sourced_then_the_sent_variables_win_and_eve
 
 
 def test_over_pdsh_the_same_command_after_pdsh_s_own_percent_rewriting(tmp_path: Path) -> None:
-    prefix = RunnerOptions(venv_script=str(_venv(tmp_path))).wrapper()
-    remote = pdsh_command(NODES, _node_argv, {"SENT": "100%"}, str(tmp_path), prefix=prefix)[0].argv[-1]
+    options = RunnerOptions(venv_script=str(_venv(tmp_path)))
+    remote = PdshRunner(options).commands(NODES, SHOW, {"SENT": "100%"}, str(tmp_path))[0].argv[-1]
     argv, from_venv, sent = _run_remote(remote.replace("%h", "h1").replace("%%", "%"), tmp_path)
     assert (argv, from_venv, sent) == (["a b", "$HOME", "it's"], "sourced; $(not run)", "100%")
 
@@ -94,6 +91,9 @@ def test_under_mpirun_and_srun_the_node_command_sources_the_script_without_a_she
     venv = _venv(tmp_path)
     wrapped = [*RunnerOptions(venv_script=str(venv)).wrapper(), *SHOW]
     assert wrapped[:4] == ["sh", "-c", SOURCE_THEN_EXEC, str(venv)]
+    for runner in (OpenMpiRunner, SlurmRunner):
+        argv = runner(RunnerOptions(venv_script=str(venv))).commands(NODES, SHOW, {}, "/w")[0].argv
+        assert list(argv[-len(wrapped):]) == wrapped
     done = subprocess.run(wrapped, capture_output=True, text=True, timeout=30, cwd=tmp_path)
     assert json.loads(done.stdout)[:2] == [["a b", "$HOME", "it's"], "sourced; $(not run)"]
 

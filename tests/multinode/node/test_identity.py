@@ -7,8 +7,7 @@ import pytest
 from launcher.contract.hosts import NodeSpec
 from launcher.contract.node_table import node_row_env, node_table_env, parse_node_table
 from launcher.errors import NodeIdentityError
-from launcher.multinode.node.identity import NodeIdentity, node_identity
-from launcher.multinode.node.slurm_nodelist import expand_nodelist
+from launcher.multinode.node.identity import NodeIdentity, expand_nodelist, node_identity
 
 NODES = (NodeSpec("h1", (0, 1, 2)), NodeSpec("h2", (0, 2)))
 TABLE = node_table_env(NODES)
