@@ -108,7 +108,7 @@ def test_each_accelerators_prefixes_are_deepspeeds_own(ours: str, module: str, t
 def test_our_prefixes_and_exclusions_are_deepspeeds_own() -> None:
     from deepspeed.launcher.runner import EXCLUDE_ENVS, EXPORT_ENVS
 
-    from launcher.multinode.head.deepspeed_env import EXCLUDED_WHERE_SET, EXPORT_PREFIXES
+    from launcher.multinode.head.remote_env import EXCLUDED_WHERE_SET, EXPORT_PREFIXES
 
     assert set(EXPORT_ENVS) | {"NCCL"} == set(EXPORT_PREFIXES)
     assert {key: tuple(names) for key, names in EXCLUDE_ENVS.items()} == EXCLUDED_WHERE_SET
