@@ -3,11 +3,11 @@
 The table is in docs/RELIABILITY.md ("Every signal has one outcome"):
 
 - stop (every signal whose default is to end the process, but for the crash signals below): the job
-  stops with one line and exit 128+N. How depends on the moment, which the launcher sets as it goes: before
-  any rank can exist, the launcher undoes what it made and exits at once (`stop_now`); while the engine runs
-  the ranks, the signal is raised into the engine, which stops every rank within --grace-period; once the
-  launcher is stopping the ranks, a further stop signal cuts the grace period short (SIGKILL to what is left)
-  and changes nothing else.
+  stops with one line and exit 128+N. How depends on the moment: before any rank can exist, the launcher undoes
+  what it made and exits at once (`stop_now`); from the ranks' start, the job's stop decides, one object that its
+  driver makes and hands on (launcher/run/job_signals.py): the first stop signal is raised where the driver is,
+  which stops every rank within --grace-period; one that comes while the ranks are being stopped, or after,
+  cuts the grace period short (SIGKILL to what is left) and changes nothing else.
 - forward (SIGUSR1, SIGUSR2): sent on to every running rank's own process; the job goes on.
 - ignore (SIGPIPE, SIGXFSZ, as in every Python program): an output that cannot be written never ends the job.
 - default: job control, SIGCHLD, SIGURG, SIGWINCH, and the signals of a crash of the launcher itself
@@ -32,8 +32,8 @@ from contextlib import contextmanager
 from launcher.contract.names import SIGNAL_STATUS_BASE
 
 __all__ = ["STOP", "FORWARDED", "IGNORED", "DEFAULT", "install_signal_rules", "stop_action", "forward_action",
-           "set_stop_action", "stop_now", "hurry_stop", "stop_hurried", "hurrying_signal", "add_cleanup", "clean_up",
-           "signals_deferred", "start_thread", "signal_name", "stop_outcome"]
+           "set_stop_action", "stop_now", "add_cleanup", "clean_up", "signals_deferred", "start_thread",
+           "signal_name", "stop_outcome"]
 
 S = signal.Signals
 FORWARDED = frozenset({S.SIGUSR1, S.SIGUSR2})
@@ -54,32 +54,17 @@ def stop_now(signum: int) -> None:
     os._exit(status)
 
 
-def hurry_stop(signum: int) -> None:
-    """Once the launcher is stopping the ranks: what is left is killed at once; the outcome stays as it is."""
-    _Now.hurried = _Now.hurried or signum
-
-
-def stop_hurried() -> bool:
-    """Whether a stop signal came while the launcher was already stopping the ranks."""
-    return bool(_Now.hurried)
-
-
-def hurrying_signal() -> int | None:
-    """The stop signal that came while the launcher was stopping the ranks, if one did."""
-    return _Now.hurried or None
-
-
 def _to_nobody(_signum: int) -> int:
     return 0
 
 
 class _Now:
-    """What a signal does now: set as the launcher goes from preparing to running to ending."""
+    """What a signal does now (`stop_now` until the job's stop takes over), and the handler's own state: one per
+    process, as a signal handler is."""
 
     stop: StopAction = stop_now
     forward: ForwardAction = _to_nobody
     stop_instead: frozenset[int] = frozenset()
-    hurried: int = 0  # the first stop signal that came while the ranks were being stopped
     started_ignored: frozenset[int] | None = None
     cleanups: list[Callable[[], None]] = []
     deferring: int = 0  # inside signals_deferred: a signal waits for the block to end

@@ -18,23 +18,25 @@ from launcher.contract.job_config import JobConfig
 from launcher.contract.names import FAILURE_STATUS, SUCCESS_STATUS
 from launcher.run.job_outcome import JobOutcome
 from launcher.run.job_scope import JobFolders
-from launcher.run.job_signals import RanksStopped, ranks_running
+from launcher.run.job_signals import RanksStopped, StopState
 from launcher.run.rank_agent import RankGroupAgent
 from launcher.run.rank_start import SIGNALS_VAR
 
 __all__ = ["run_agent"]
 
 
-def run_agent(elastic: LaunchConfig, argv: list[str], config: JobConfig, folders: JobFolders) -> JobOutcome:
+def run_agent(elastic: LaunchConfig, argv: list[str], config: JobConfig, folders: JobFolders,
+              stopping: StopState) -> JobOutcome:
     """Run the node's ranks under torch elastic's agent to the end: success, or the first failure's account.
-    A stop signal raises RanksStopped, --timeout JobTimeout (launcher/run/job_outcome.py), once the ranks are
-    stopped. The ranks answer for their stacks in the job's private folder."""
+    A stop signal raises RanksStopped (`stopping`, the job's stop), --timeout JobTimeout
+    (launcher/run/job_outcome.py), once the ranks are stopped. The ranks answer for their stacks in the job's
+    private folder."""
     params = RendezvousParameters(backend=elastic.rdzv_backend, endpoint=elastic.rdzv_endpoint, run_id=elastic.run_id,
                                   min_nodes=elastic.min_nodes, max_nodes=elastic.max_nodes,
                                   local_addr=elastic.local_addr, **elastic.rdzv_configs)
     os.environ[SIGNALS_VAR] = elastic.signals_to_handle
     agents: list[RankGroupAgent] = []
-    with ranks_running(lambda signum: agents[0].send(signum) if agents else 0, elastic.signals_to_handle) as stopping:
+    with stopping.ranks_running(lambda signum: agents[0].send(signum) if agents else 0):
         master_addr, master_port = _static_master(params)
         spec = WorkerSpec(role=elastic.role, local_world_size=elastic.nproc_per_node, entrypoint=argv[0],
                           args=tuple(argv[1:]), rdzv_handler=rdzv_registry.get_rendezvous_handler(params),

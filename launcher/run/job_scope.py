@@ -18,6 +18,7 @@ from pathlib import Path
 
 from launcher.contract.job_config import RunSettings
 from launcher.run.job_keeper import keeper
+from launcher.run.job_signals import StopState
 from launcher.run.leftovers import log_folder, make_private_folder
 from launcher.run.reaper import become_subreaper, reaping_adopted, sweep_descendants
 
@@ -34,9 +35,10 @@ class JobFolders:
 
 
 @contextmanager
-def job_scope(settings: RunSettings) -> Iterator[JobFolders]:
-    """Around the node's whole job: yields its folders; on the way out, nothing of the job is left running, and
-    the private folder is gone (the logs stay where --log-dir named)."""
+def job_scope(settings: RunSettings, stopping: StopState) -> Iterator[JobFolders]:
+    """Around the node's whole job: yields its folders; on the way out, nothing of the job is left running (at once
+    when `stopping`, the job's stop, is hurried), and the private folder is gone (the logs stay where --log-dir
+    named)."""
     become_subreaper()
     logs = log_folder(settings.log_dir)
     private = make_private_folder() if settings.log_dir is not None else logs
@@ -45,5 +47,5 @@ def job_scope(settings: RunSettings) -> Iterator[JobFolders]:
             with reaping_adopted():
                 yield JobFolders(logs, private)
         finally:
-            sweep_descendants(grace_seconds=settings.grace_period)
+            sweep_descendants(settings.grace_period, stopping)
             shutil.rmtree(private, ignore_errors=True)

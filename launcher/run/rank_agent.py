@@ -30,7 +30,6 @@ from launcher.run.rank_logs import RankLogs
 from launcher.run.rank_start import RankPlace, worker_env
 from launcher.run.stacks.job_stacks import JobStacks
 from launcher.run.terminal_lines import terminal
-from launcher.signal_rules import hurrying_signal, stop_hurried
 
 __all__ = ["RankGroupAgent"]
 
@@ -52,14 +51,14 @@ class RankGroupAgent(LocalElasticAgent):
         return self.group.send(signum) if self.group is not None else 0
 
     def _start_workers(self, worker_group: WorkerGroup) -> dict[int, Any]:
-        if stop_hurried():  # a stop signal came while the last attempt's ranks were stopped: no restart
-            self._stopping.stop(hurrying_signal() or signal.SIGTERM)
+        if self._stopping.hurried:  # a stop signal came while the last attempt's ranks were stopped: no restart
+            self._stopping.stop(self._stopping.hurried)
         spec = worker_group.spec
         envs = {worker.local_rank: self._worker_env(worker_group, worker) for worker in worker_group.workers}
         self._setup_local_watchdog(envs)
         self._setup_healthcheck()
         layout = self._logs_specs.reify(envs)
-        self.group = RankGroup(RankLogs(self._config, layout, dict(os.environ)), self._stacks)
+        self.group = RankGroup(RankLogs(self._config, layout, dict(os.environ)), self._stacks, self._stopping)
         self._pcontext = self.group  # what torch's check of ranks in uninterruptible sleep reads (`pids`)
         pids = {}
         for local_rank, env in envs.items():

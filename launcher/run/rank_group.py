@@ -25,6 +25,7 @@ from launcher.run.failure.rank_failure import (ended_how, exit_status, failure_f
                                                this_host)
 from launcher.run.failure.root_cause import read_error_file
 from launcher.run.job_outcome import JobOutcome
+from launcher.run.job_signals import StopState
 from launcher.run.rank_logs import RankLogs
 from launcher.run.rank_processes import RankProcesses
 from launcher.run.rank_stop import stop_ranks
@@ -60,11 +61,12 @@ class RankExit:
 
 class RankGroup:
     """The ranks of one attempt: `start` each, `wait` for their exits, then `end` them (`stop`, the sweep,
-    `close`)."""
+    `close`); `stopping` is the job's stop (launcher/run/job_signals.py), a stop signal never reaches a fresh one."""
 
-    def __init__(self, logs: RankLogs, stacks: JobStacks | None = None) -> None:
+    def __init__(self, logs: RankLogs, stacks: JobStacks | None = None, stopping: StopState | None = None) -> None:
         self.logs = logs
         self.stacks = stacks
+        self.stopping = stopping if stopping is not None else StopState()
         self.ranks: dict[int, int] = {}  # local rank -> global rank
         self._processes = RankProcesses()
         self._ended: dict[int, float] = {}  # local rank -> the time.time() its exit was handed over
@@ -126,7 +128,7 @@ class RankGroup:
                 self.report_stacks(f"rank {self.ranks[failed]} failed")
             self._stopped = running
         by_rank = {self.ranks[local_rank]: process for local_rank, process in self._processes.processes.items()}
-        stop_ranks(by_rank, signum, window, wait=lambda seconds: self.wait(seconds))
+        stop_ranks(by_rank, signum, window, self.stopping, wait=lambda seconds: self.wait(seconds))
 
     def _settle(self) -> None:
         """After a failure, the ranks failing alike a moment later end by themselves, with their own status and
@@ -142,7 +144,7 @@ class RankGroup:
         (a process a rank started and left holding its pipe would hold the drain for COPY_DRAIN_SECONDS),
         then `close`."""
         self.stop(signum, window)
-        sweep_descendants(grace_seconds=window)
+        sweep_descendants(window, self.stopping)
         self.close()
         note = self.stacks.compile_note(self.ranks.values()) if self.stacks is not None else None
         if note is not None:

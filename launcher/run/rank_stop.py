@@ -3,8 +3,8 @@
 The stop signal goes to each running rank's session (every rank leads one), SIGKILL to whatever outlives
 the shutdown window (`--grace-period`: torchrun's `--shutdown-timeout`, by default
 TORCH_ELASTIC_SHUTDOWN_TIMEOUT or 30 s), and one line names the ranks killed and after how long. A stop
-signal to the launcher meanwhile kills what is left at once and changes nothing else: the job's outcome
-stays what started the stop (a failed rank's status, the first signal, the timeout).
+signal to the launcher meanwhile hurries the job's stop (launcher/run/job_signals.py): what is left is killed at
+once, and the job's outcome stays what started the stop (a failed rank's status, the first signal, the timeout).
 
 A rank still starting gets SIGTERM in place of SIGINT: until the bootstrap has its handlers in place
 (launcher/rank/bootstrap.py), Python turns a SIGINT into a KeyboardInterrupt traceback, or "Fatal Python
@@ -23,8 +23,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from launcher.contract.names import PARENT_DEATH_SIGNAL
+from launcher.run.job_signals import StopState
 from launcher.run.terminal_lines import terminal
-from launcher.signal_rules import hurry_stop, signal_name, stop_action, stop_hurried
+from launcher.signal_rules import signal_name
 
 __all__ = ["signal_for", "stop_ranks"]
 
@@ -33,22 +34,22 @@ _AFTER_KILL_SECONDS = 10.0  # a process in uninterruptible sleep is left to the 
 _BOOTSTRAP = b"launcher.rank.bootstrap"
 
 
-def stop_ranks(ranks: Mapping[int, subprocess.Popen], signum: int, window: float,
+def stop_ranks(ranks: Mapping[int, subprocess.Popen], signum: int, window: float, stopping: StopState,
                wait: Callable[[float], object] = time.sleep) -> list[int]:
-    """Stop the running ones of `ranks` (global rank -> process) with `signum`, SIGKILL after `window` seconds;
-    `wait(seconds)` waits for exits (at most that long); return the ranks that were killed."""
-    with stop_action(hurry_stop):
+    """Stop the running ones of `ranks` (global rank -> process) with `signum`, SIGKILL after `window` seconds or
+    once the job's stop is hurried; `wait(seconds)` waits for exits (at most that long); return the ranks killed."""
+    with stopping.ending():
         sent = time.monotonic()
         for process in _running(ranks).values():
             _to_session(process.pid, signal_for(process.pid, signum))
         deadline = sent + window
-        while _running(ranks) and not stop_hurried() and time.monotonic() < deadline:
+        while _running(ranks) and not stopping.hurried and time.monotonic() < deadline:
             wait(min(_HURRY_CHECK_SECONDS, max(0.0, deadline - time.monotonic())))
         left = _running(ranks)
         for process in left.values():
             _to_session(process.pid, signal.SIGKILL)
         if left:
-            _say_killed(sorted(left), time.monotonic() - sent, signum, window)
+            _say_killed(sorted(left), time.monotonic() - sent, signum, window, bool(stopping.hurried))
         give_up = time.monotonic() + _AFTER_KILL_SECONDS
         while _running(ranks) and time.monotonic() < give_up:
             wait(_HURRY_CHECK_SECONDS)
@@ -84,8 +85,8 @@ def _to_session(pid: int, signum: int) -> None:
         pass
 
 
-def _say_killed(ranks: list[int], seconds: float, signum: int, window: float) -> None:
+def _say_killed(ranks: list[int], seconds: float, signum: int, window: float, hurried: bool) -> None:
     which = f"rank {ranks[0]} was" if len(ranks) == 1 else f"ranks {', '.join(map(str, ranks))} were"
-    why = ("a stop signal to the launcher cut the wait short" if stop_hurried() else
+    why = ("a stop signal to the launcher cut the wait short" if hurried else
            f"--grace-period or TORCH_ELASTIC_SHUTDOWN_TIMEOUT: {window:g} s")
     terminal(2).note(f"{which} killed with SIGKILL {seconds:.1f} s after {signal_name(signum)} ({why})")

@@ -22,7 +22,8 @@ from pathlib import Path
 import psutil
 
 from launcher.prctl import PR_SET_CHILD_SUBREAPER, prctl
-from launcher.signal_rules import start_thread, stop_hurried
+from launcher.run.job_signals import StopState
+from launcher.signal_rules import start_thread
 
 __all__ = ["become_subreaper", "child_pids", "reaping_adopted", "reap_adopted", "spare", "sweep_descendants"]
 
@@ -94,14 +95,15 @@ def spare(pid: int) -> None:
     _spared.add(pid)
 
 
-def sweep_descendants(grace_seconds: float) -> list[int]:
-    """SIGTERM every process below this one (the spared aside), SIGKILL what outlives `grace_seconds`, or at once
-    when a stop signal comes meanwhile (launcher/signal_rules.py: it changes nothing else); return their pids."""
+def sweep_descendants(grace_seconds: float, stopping: StopState) -> list[int]:
+    """SIGTERM every process below this one (the spared aside), SIGKILL what outlives `grace_seconds`, or what is
+    left as soon as the job's stop is hurried (launcher/run/job_signals.py: a stop signal meanwhile); return their
+    pids."""
     leftovers = [process for process in psutil.Process().children(recursive=True) if process.pid not in _spared]
     for process in leftovers:
         _quietly(process.terminate)
     alive, deadline = leftovers, time.monotonic() + grace_seconds
-    while alive and not stop_hurried() and time.monotonic() < deadline:
+    while alive and not stopping.hurried and time.monotonic() < deadline:
         _, alive = psutil.wait_procs(alive, timeout=min(_HURRY_CHECK_SECONDS, max(0.0, deadline - time.monotonic())))
     for process in alive:
         _quietly(process.kill)

@@ -23,7 +23,7 @@ from launcher.contract.names import FAILURE_STATUS, LAUNCHER_PID_VAR
 from launcher.errors import LogsSpecsError
 from launcher.run.job_outcome import JobOutcome, JobTimeout
 from launcher.run.job_scope import job_scope
-from launcher.run.job_signals import RanksStopped
+from launcher.run.job_signals import RanksStopped, StopState
 from launcher.run.rank_start import rank_command
 from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND, run_id, standalone_like
 from launcher.run.terminal_lines import TEMPLATE_ENV, rank_streams
@@ -56,9 +56,10 @@ def run_job(config: JobConfig) -> JobOutcome:
     os.environ.update(config.rank_env)
     os.environ.update(_restart_environment(config, os.environ))
     os.environ[LAUNCHER_PID_VAR] = str(os.getpid())
-    with job_scope(config.settings) as folders:
+    stopping = StopState(config.settings.engine.signals_to_handle)
+    with job_scope(config.settings, stopping) as folders:
         try:
-            return run_agent(_elastic_config(config, folders.logs), rank_command(config), config, folders)
+            return run_agent(_elastic_config(config, folders.logs), rank_command(config), config, folders, stopping)
         except RanksStopped as exc:
             return JobOutcome(*stop_outcome(exc.received, "every rank was stopped"))
         except JobTimeout as exc:

@@ -30,7 +30,7 @@ PATHS = "import launcher.run.spawn as spawn, launcher.run.direct.direct_run as d
 SCOPE = "import launcher.run.job_scope as scope\n"
 # A bug of ours, planted: the end-of-job sweep raises, before the private folder is removed.
 PLANTED_BUG = (sys.executable, "-c", "import sys\n" + SCOPE +
-               "def broken(grace_seconds): raise RuntimeError('a planted bug')\n"
+               "def broken(grace_seconds, stopping): raise RuntimeError('a planted bug')\n"
                "scope.sweep_descendants = broken\n"
                "sys.argv = ['accel-launch', *sys.argv[1:]]\n"
                "from launcher.cli.start import main\nmain()\n")
@@ -60,7 +60,7 @@ PAUSE_BEFORE_THE_RANKS = (sys.executable, "-c", PAUSE + PATHS + "original = spaw
                           + MAIN)
 # After the job ended, before the end-of-job sweep.
 PAUSE_AFTER_THE_JOB = (sys.executable, "-c", PAUSE + SCOPE + "original = scope.sweep_descendants\n"
-                       "scope.sweep_descendants = lambda grace_seconds: (pause(), original(grace_seconds))[1]\n"
+                       "scope.sweep_descendants = lambda *args: (pause(), original(*args))[1]\n"
                        + MAIN)
 MOMENTS = {"while-importing": PAUSE_IN_IMPORTS, "before-the-ranks": PAUSE_BEFORE_THE_RANKS,
            "after-the-job": PAUSE_AFTER_THE_JOB}

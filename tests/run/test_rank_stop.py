@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from launcher.contract.names import PARENT_DEATH_SIGNAL
+from launcher.run.job_signals import StopState
 from launcher.run.rank_stop import signal_for, stop_ranks
 
 SLEEP = "import time; time.sleep(30)"
@@ -46,7 +47,7 @@ def test_a_rank_that_outlives_the_window_is_killed_and_named_in_one_line(capfd) 
     polite = python(SLEEP)
     assert stubborn.stdout.readline() == b"ready\n"
 
-    killed = stop_ranks({3: stubborn, 5: polite}, signal.SIGTERM, 0.5)
+    killed = stop_ranks({3: stubborn, 5: polite}, signal.SIGTERM, 0.5, StopState())
 
     assert killed == [3]
     assert stubborn.wait(timeout=5) == -signal.SIGKILL and polite.wait(timeout=5) == -signal.SIGTERM

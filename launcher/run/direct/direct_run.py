@@ -11,7 +11,6 @@ path's too (launcher/run/job_scope.py).
 from __future__ import annotations
 
 import os
-import signal
 import socket
 
 from launcher.contract.job_config import JobConfig
@@ -20,20 +19,21 @@ from launcher.errors import PortBusyError
 from launcher.run.direct.store_socket import listen_for_ranks
 from launcher.run.job_outcome import Deadline, JobOutcome, JobTimeout
 from launcher.run.job_scope import job_scope
-from launcher.run.job_signals import RanksStopped, StopState, ranks_running
+from launcher.run.job_signals import RanksStopped, StopState
 from launcher.run.rank_group import RankGroup
 from launcher.run.rank_logs import RankLogs, default_layout
 from launcher.run.rank_start import SIGNALS_VAR, direct_place, rank_command, worker_env
 from launcher.run.rendezvous.choice import master_addr, run_id
 from launcher.run.stacks.job_stacks import JobStacks
-from launcher.signal_rules import hurry_stop, set_stop_action, stop_outcome
+from launcher.signal_rules import stop_outcome
 
 __all__ = ["run_direct"]
 
 
 def run_direct(config: JobConfig) -> JobOutcome:
     """Run the node's ranks to the end; never leaves a process of the job behind (launcher/run/job_scope.py)."""
-    with job_scope(config.settings) as folders:
+    stopping = StopState(config.settings.engine.signals_to_handle)
+    with job_scope(config.settings, stopping) as folders:
         try:
             # Node 0 hosts global rank 0, and so the store: only its launcher listens (docs/ARCHITECTURE.md).
             listener = listen_for_ranks(config) if config.node_rank == 0 else None
@@ -41,7 +41,8 @@ def run_direct(config: JobConfig) -> JobOutcome:
             return JobOutcome(exc.exit_status, str(exc))
         job_run_id = run_id(config)
         group = RankGroup(RankLogs(config, default_layout(config, folders.logs, job_run_id), dict(os.environ)),
-                          JobStacks(folders.private, folders.logs if config.settings.log_dir is not None else None))
+                          JobStacks(folders.private, folders.logs if config.settings.log_dir is not None else None),
+                          stopping)
         outcome = _run(config, group, job_run_id, listener)
         return group.failure_outcome() if outcome is None else outcome
 
@@ -50,11 +51,10 @@ def _run(config: JobConfig, group: RankGroup, job_run_id: str, listener: socket.
     """Start the ranks; wait for the first failure (None), the last success, a stop signal or the timeout; end
     the group however that wait ended (an internal error too), with the stop signal's own signal if one came."""
     settings = config.settings
-    argv = rank_command(config)  # before the stop action: a signal until here ends the launch at once
+    argv = rank_command(config)  # before the ranks run: a signal until here ends the launch at once
     outcome: JobOutcome | None = JobOutcome(SUCCESS_STATUS)
-    stopping: StopState | None = None
     try:
-        with ranks_running(group.send, settings.engine.signals_to_handle) as stopping:
+        with group.stopping.ranks_running(group.send):  # after it, a stop signal only hurries the end
             try:
                 _start(config, argv, group, job_run_id, listener)
                 if _one_failed(group, Deadline(settings.timeout)):
@@ -64,12 +64,10 @@ def _run(config: JobConfig, group: RankGroup, job_run_id: str, listener: socket.
             except JobTimeout as exc:
                 group.report_stacks(exc.reason())
                 outcome = exc.outcome()
-            finally:
-                set_stop_action(hurry_stop)
-                if listener is not None:
-                    listener.close()
     finally:
-        group.end(stopping.sent if stopping is not None else signal.SIGTERM, settings.grace_period)
+        if listener is not None:
+            listener.close()
+        group.end(group.stopping.sent, settings.grace_period)
     return outcome
 
 
