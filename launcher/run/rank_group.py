@@ -110,11 +110,13 @@ class RankGroup:
         return self._processes.send(signum)
 
     def report_stacks(self, why: str) -> None:
-        """Print the running ranks' stacks (launcher/run/stacks/), before they are stopped for `why`."""
+        """Print the running ranks' stacks (launcher/run/stacks/), before they are stopped for `why`: the stop has
+        begun, so a stop signal meanwhile only hurries it (the outcome stays `why`'s)."""
         if self.stacks is not None and self._stopped is None:
             running = {self.ranks[local_rank]: process.pid for local_rank, process in self._processes.processes.items()
                        if process.returncode is None}
-            self.stacks.report(running, why)
+            with self.stopping.ending():
+                self.stacks.report(running, why)
 
     def stop(self, signum: int, window: float) -> None:
         """Stop the running ranks with `signum`, SIGKILL after `window` seconds (launcher/run/rank_stop.py); a

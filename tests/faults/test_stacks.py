@@ -117,3 +117,21 @@ def test_a_program_with_its_own_handler_for_the_signal_keeps_it_and_is_named_as_
     assert job.proc.poll() is None
     job.send(signal.SIGTERM)
     assert job.finish().returncode == 143
+
+
+@pytest.mark.timeout(240)
+def test_a_stop_signal_while_the_timeouts_stacks_are_taken_hurries_the_stop_and_the_outcome_stays(start_job):
+    """The rank's own handler answers nothing, so the launcher waits its 2 s for the rank's stack: the SIGTERM comes
+    within that wait."""
+    job = start_job(["--nproc-per-node", "1", "--timeout", "3", script("own_stacks_handler.py")])
+    asked = job.record_dir / "handled-0"
+    deadline = time.monotonic() + 120
+    while not asked.exists():
+        assert time.monotonic() < deadline and job.proc.poll() is None, job.output()[1]
+        time.sleep(0.02)
+    job.send(signal.SIGTERM)
+    finished = job.finish()
+
+    assert finished.returncode == 124, finished.stderr  # --timeout's status, as when no signal came
+    assert "could not be taken" not in finished.stderr and "Traceback" not in finished.stderr
+    assert "rank 0: no stack: did not answer" in finished.stderr, finished.stderr  # the report ran to its end
