@@ -72,11 +72,14 @@ def test_no_usable_folder_for_temporary_files_is_one_line_naming_the_limit(tmp_p
     # pipe here: a file (as start_job makes) could not hold the line either.
     temp = tmp_path / "tmp"
     temp.mkdir()
+    env = {**LAUNCH_PATH, "PATH": "/usr/bin:/bin", "TMPDIR": str(temp), "RECORD_DIR": str(tmp_path),
+           "PYTHONPATH": ":".join(sys.path), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    launch = [sys.executable, "-m", "launcher", "--nproc-per-node", "2", script("ok.py")]
+    # The backend list is cached as any launch leaves it (a cold cache is built in a temp folder: not the point).
+    assert subprocess.run([*launch[:3], "--dry-run", *launch[3:]], env=env, cwd=tmp_path, capture_output=True,
+                          timeout=60).returncode == 0
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "launcher", "--nproc-per-node", "2", script("ok.py")],
-                          env={**LAUNCH_PATH, "PATH": "/usr/bin:/bin", "TMPDIR": str(temp),
-                               "RECORD_DIR": str(tmp_path), "PYTHONPATH": ":".join(sys.path)},
-                          cwd=tmp_path, capture_output=True, text=True, timeout=60,
+    done = subprocess.run(launch, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60,
                           preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0)))
 
     assert done.returncode == 2, done.stderr
