@@ -13,7 +13,7 @@ import pytest
 from tests.faults.jobs import FAKE_CUDA
 from tests.launches import Launcher
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
 KEY = str(Path(__file__).resolve().parents[1] / "scripts" / "device_graph_key.py")
 TWO_GPUS = {"PYTHONPATH": str(FAKE_CUDA), "FAULTS_FAKE_CUDA_DEVICES": "2", "ACCEL_ACCELERATOR": "cuda",
