@@ -172,10 +172,11 @@ def test_sigkill_to_the_launcher_takes_its_ranks_and_their_children_along(start_
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("launch_path", ["direct"], indirect=True)  # the rank's own watch on the launcher's pidfd
+@pytest.mark.parametrize("launch_path", ["direct"], indirect=True)  # the rank's own watch of its parent
 def test_sigkill_to_the_launcher_ends_a_rank_blocked_in_torchs_cpp(start_job, figures):
     # The rank stays in a store's connect for up to 100 s, where the parent-death signal's handler (Python's)
-    # cannot run: the watch on the launcher's pidfd (launcher/rank/launcher_death.py) ends it.
+    # cannot run: the rank's thread that watches whether the launcher is still its parent
+    # (launcher/rank/launcher_death.py) ends it.
     job = start_job([script("blocked_in_cpp.py")])
     wait_blocked(job.record_dir, job.proc)
     sent = job.send(signal.SIGKILL)
