@@ -20,8 +20,8 @@ LEFT_OVER = {
 
 
 @pytest.mark.timeout(180)
-# The launcher takes them out before either path (tests/conftest.py, `launch_path`): the engine path, where rank 0
-# hosts no store, takes the one a rank could bind.
+# The launcher takes them out before either path starts (tests/conftest.py, `launch_path`): the engine path, whose
+# rank 0 hosts no store, takes `3`, a descriptor its ranks could find open.
 @on_paths(("store_fd",), {fd: fd for fd in ("3", "999", "not-a-number")}, on_engine=["3"])
 def test_internal_variables_left_in_the_environment_never_reach_a_rank(start_job, figures, store_fd):
     job = start_job(["--nproc-per-node", "2", script("gloo_internal_vars.py")],
