@@ -62,9 +62,17 @@ def private_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Non
 def launch_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Run the test once on each launch path (docs/ARCHITECTURE.md, "Two paths"): as the launcher chooses (the
     direct path for one node without restarts), and with ACCEL_LAUNCH_PATH=engine (torch elastic's agent).
-    A test module asks for it with `pytestmark = pytest.mark.usefixtures("launch_path")`; a test that ends before
-    any path is chosen (a refusal, a dry run) or that only one path can run takes that one path alone:
-    `@pytest.mark.parametrize("launch_path", ["direct"], indirect=True)`."""
+
+    Only a test where the path can matter asks for it: what the driver of the rank group does (the rendezvous,
+    restarts, signals to the launcher and those passed on to the ranks, --timeout and stops, rank exits, failure
+    summaries and error files, output and the --log-dir layout, who hosts the store, the variables the ranks get,
+    the stacks taken before a stop). What ends before a path is chosen (arguments, backend resolution, .env files,
+    ds_config, a refusal, a dry run), what a rank does alone (its bootstrap, the compile hook and cache, the
+    DeepSpeed and HF bridges), and a test whose flags take it to the engine anyway, runs once, as the launcher
+    chooses. Of cases handled alike by one rule, or by the job scope both paths share (the keeper, the reaper, the
+    sweep), the engine path takes one of each kind (of signals, one per outcome).
+    A module asks for it with `pytestmark = pytest.mark.usefixtures("launch_path")` or per test; a test of such a
+    module that runs once takes `@pytest.mark.parametrize("launch_path", ["direct"], indirect=True)`."""
     if request.param == "engine":
         monkeypatch.setitem(launches.LAUNCH_PATH, "ACCEL_LAUNCH_PATH", "engine")
     return request.param

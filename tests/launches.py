@@ -6,9 +6,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
+
+import pytest
 
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
 RECORD_RANK = SCRIPTS / "record_rank.py"
@@ -16,6 +19,24 @@ ACCEL_LAUNCH = str(Path(sys.executable).with_name("accel-launch"))
 # Set by the `launch_path` fixture (tests/conftest.py) for the running test: nothing (the launcher's own choice,
 # the direct path where it can) or ACCEL_LAUNCH_PATH=engine (docs/FLAGS.md); every launch of the test gets it.
 LAUNCH_PATH: dict[str, str] = {}
+
+
+Test = TypeVar("Test", bound=Callable[..., object])
+
+
+def on_paths(argnames: tuple[str, ...], cases: Mapping[str, object],
+             on_engine: Collection[str]) -> Callable[[Test], Test]:
+    """Parametrize a test over `cases` (name: the value of its one argname, or a tuple of them all): every case on
+    the direct path, and those named in `on_engine` on the engine path too (tests/conftest.py, `launch_path`)."""
+    params = [pytest.param(path, *(value if len(argnames) > 1 else (value,)), id=f"{path}-{name}")
+              for path in ("direct", "engine") for name, value in cases.items()
+              if path == "direct" or name in on_engine]
+
+    def mark(test: Test) -> Test:
+        parametrized = pytest.mark.parametrize(("launch_path", *argnames), params, indirect=["launch_path"])(test)
+        return pytest.mark.usefixtures("launch_path")(parametrized)
+
+    return mark
 
 
 @dataclass

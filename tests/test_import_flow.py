@@ -78,7 +78,7 @@ def test_every_folder_imports_only_folders_below_it_in_the_flow() -> None:
     ("run.spawn", "prepare.build_job", False),
     ("multinode.head.commands", "multinode.node.identity", False),
     ("multinode.node.identity", "multinode.head.selection", False),
-    ("rank.validate_backend", "resolve.backend_order", False),
+    ("rank.compile_hook", "resolve.backend_order", False),
     ("contract.job_config", "prepare.build_job", False),
     ("multinode.node.__main__", "cli.start", True),
     ("prepare.build_job", "run.rank_process", True),

@@ -1,5 +1,6 @@
 """Compile once per job (docs/CONTRACT.md section 7), for real: cold inductor caches, real ranks, real gloo, and
-inductor's own counters to say which rank compiled a graph and which loaded it."""
+inductor's own counters to say which rank compiled a graph and which loaded it. The cache is the ranks' own, the same
+on both launch paths: one path (tests/conftest.py, `launch_path`)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,6 @@ STEP = str(Path(__file__).resolve().parents[1] / "scripts" / "compiled_ddp_step.
 RECORD_CXX = str(Path(__file__).resolve().parent / "record_cxx.sh")
 
 
-@pytest.mark.usefixtures("launch_path")
 def test_two_ranks_of_one_node_compile_each_graph_once(launch: Launcher, tmp_path: Path) -> None:
     done = launch(["--nproc-per-node", "2", STEP], env={"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "cache")},
                   timeout=200)
@@ -32,9 +32,7 @@ def test_two_ranks_of_one_node_compile_each_graph_once(launch: Launcher, tmp_pat
     assert {record["env"]["ACCEL_COMPILE_CACHE_SECRET"] for record in records.values()} == {None}  # kept from the code
 
 
-@pytest.mark.parametrize("launch_path", ["direct"], indirect=True)
-def test_with_the_cache_off_every_rank_compiles_as_under_torch(launch: Launcher, tmp_path: Path,
-                                                               launch_path: str) -> None:
+def test_with_the_cache_off_every_rank_compiles_as_under_torch(launch: Launcher, tmp_path: Path) -> None:
     done = launch(["--compile-cache", "off", "--nproc-per-node", "2", STEP],
                   env={"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "cache")}, timeout=200)
     assert done.returncode == 0, done.stderr

@@ -1,7 +1,8 @@
 """Which compiled graphs a node's cuda ranks can share (docs/CONTRACT.md, section 7): inductor's key holds the
 device index, so ranks on `cuda:0` and `cuda:1` never share a graph; with --virtual-local-rank every rank compiles
 for `cuda:0` (its one visible device), so they do. No GPU here: the launcher and ranks see two cuda devices through
-the one seam tests/faults/fake_cuda fakes, and the keys are torch's own, on fake tensors."""
+the one seam tests/faults/fake_cuda fakes, and the keys are torch's own, on fake tensors. Each path gives the ranks
+their devices with --virtual-local-rank: that test runs on both (tests/conftest.py, `launch_path`)."""
 
 from __future__ import annotations
 
@@ -12,13 +13,14 @@ import pytest
 from tests.faults.jobs import FAKE_CUDA
 from tests.launches import Launcher
 
-pytestmark = [pytest.mark.usefixtures("launch_path"), pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
 KEY = str(Path(__file__).resolve().parents[1] / "scripts" / "device_graph_key.py")
 TWO_GPUS = {"PYTHONPATH": str(FAKE_CUDA), "FAULTS_FAKE_CUDA_DEVICES": "2", "ACCEL_ACCELERATOR": "cuda",
             "CUDA_VISIBLE_DEVICES": "6,3"}
 
 
+@pytest.mark.usefixtures("launch_path")
 def test_with_virtual_local_rank_the_ranks_of_a_node_compute_one_key_and_see_one_device_each(
         launch: Launcher) -> None:
     done = launch(["--nproc-per-node", "2", "--virtual-local-rank", KEY], env=TWO_GPUS)

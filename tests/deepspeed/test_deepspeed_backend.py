@@ -1,4 +1,6 @@
-"""DeepSpeed's engine compiles with the resolved backend at every level, and accepts the ds_config we read."""
+"""DeepSpeed's engine compiles with the resolved backend at every level, and accepts the ds_config we read. Where
+the name came from is resolved before any rank, and the bridge is the rank's own, the same on both paths: each test
+runs on the direct path, and the engine path takes the two-rank flag level (tests/conftest.py, `launch_path`)."""
 
 from __future__ import annotations
 
@@ -10,9 +12,6 @@ from pathlib import Path
 import pytest
 
 from tests.launches import SCRIPTS, Launcher, clean_environ
-
-# Every test here runs on both launch paths (tests/conftest.py, `launch_path`) but where said.
-pytestmark = pytest.mark.usefixtures("launch_path")
 
 DS_RANK = SCRIPTS / "ds_rank.py"
 DS_CONFIG = {"train_micro_batch_size_per_gpu": 4, "optimizer": {"type": "SGD", "params": {"lr": 0.1}}}
@@ -29,8 +28,6 @@ def write_config(folder: Path, compile_section: dict | None) -> Path:
     return path
 
 
-# Where the name came from is resolved before any rank, and a rank's bootstrap is the same on both paths: every
-# level on the direct path, and the two-rank flag level on the engine path too.
 LEVELS = {
     "flag": ("eager", "aot_eager", "aot_eager", "eager", "--compile-backend"),
     "env": (None, "eager", "aot_eager", "eager", "ACCEL_COMPILE_BACKEND"),
@@ -42,6 +39,7 @@ LEVEL_CASES = {**{f"direct-{name}": ("direct", *level) for name, level in LEVELS
 
 
 @pytest.mark.timeout(300)
+@pytest.mark.usefixtures("launch_path")
 @pytest.mark.parametrize(("launch_path", "flag", "env", "file_backend", "expected", "source"),
                          list(LEVEL_CASES.values()), ids=list(LEVEL_CASES), indirect=["launch_path"])
 def test_engine_compile_hands_torch_compile_the_backend_of_each_level(
@@ -106,7 +104,6 @@ def test_a_refusal_by_deepspeeds_accelerator_is_reported_once_with_exit_2(launch
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("launch_path", ["direct"], indirect=True)  # no launch: the rank's bootstrap alone
 def test_plain_deepspeed_refuses_compile_backend_and_a_rank_of_ours_accepts_it(tmp_path: Path) -> None:
     build = "from deepspeed.runtime.config import DeepSpeedConfig\nDeepSpeedConfig({path!r})\nprint('accepted')\n"
     config = write_config(tmp_path, {"backend": "eager", "deepcompile": False})

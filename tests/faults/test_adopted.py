@@ -6,10 +6,6 @@ import pytest
 
 from .jobs import script, wait_gone
 
-# Every test here runs on both launch paths (tests/conftest.py, `launch_path`).
-pytestmark = pytest.mark.usefixtures("launch_path")
-
-
 @pytest.mark.timeout(240)
 def test_the_processes_a_rank_leaves_behind_are_reaped_while_the_job_runs_and_its_ranks_status_kept(run_job):
     finished, job = run_job(["--nproc-per-node", "2", script("zombies.py")], {"ZOMBIE_COUNT": "30"})
@@ -19,6 +15,7 @@ def test_the_processes_a_rank_leaves_behind_are_reaped_while_the_job_runs_and_it
     assert wait_gone(job.marker, timeout=5) == []
 
 
+@pytest.mark.usefixtures("launch_path")  # the reaper is the job scope's; a rank's status is each driver's to take
 @pytest.mark.timeout(240)
 def test_a_failing_rank_keeps_its_status_while_adopted_processes_are_reaped(run_job):
     finished, _ = run_job(["--nproc-per-node", "2", script("fail.py")], {"FAIL_RANK": "1", "FAIL_CODE": "7"})

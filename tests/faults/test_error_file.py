@@ -7,15 +7,20 @@ import socket
 
 import pytest
 
+from tests.launches import on_paths
+
 from .jobs import launcher_leftovers, script, wait_gone
 from .scripts.error_file_cases import CASES
 
-# Every test here runs on both launch paths (tests/conftest.py, `launch_path`).
-pytestmark = pytest.mark.usefixtures("launch_path")
+# Every case runs on the direct path. Where the file is, is each path's (its log layout); what is read there, one
+# reader's (tests/run/failure/test_root_cause.py takes every case in-process): the engine path takes text that is
+# not JSON, a file whose open could block, and a record with the largest message (tests/conftest.py, `launch_path`).
+ENGINE_CASES = ("plain text", "a FIFO", "a 20 MB message")
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize(("case", "status"), [(case, 7 if index % 2 else 1) for index, case in enumerate(CASES)])
+@on_paths(("case", "status"), {case: (case, 7 if index % 2 else 1) for index, case in enumerate(CASES)},
+          on_engine=ENGINE_CASES)
 def test_whatever_a_rank_leaves_in_its_error_file_the_job_ends_with_its_status_and_one_short_account(
         run_job, figures, tmp_path, case, status):
     temp = tmp_path / "tmp"

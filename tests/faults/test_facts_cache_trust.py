@@ -47,7 +47,6 @@ def test_a_world_writable_cache_with_a_planted_backend_does_not_let_that_backend
 
 
 @pytest.mark.timeout(150)
-@pytest.mark.usefixtures("launch_path")
 def test_a_process_holding_the_cache_lock_delays_a_launch_only_by_the_bounded_wait(start_job, figures, tmp_path):
     env = {"XDG_CACHE_HOME": str(tmp_path / "cache"), "ACCEL_ACCELERATOR": "cpu"}
     build = torch_build()

@@ -14,13 +14,21 @@ import psutil
 import pytest
 
 from launcher.signal_rules import FORWARDED, STOP, signal_name
+from tests.launches import on_paths
 
 from .jobs import describe, error_lines, launcher_leftovers, script, wait_blocked, wait_gone
 
-# Every test here runs on both launch paths (tests/conftest.py, `launch_path`).
+# Every test here runs on both launch paths (tests/conftest.py, `launch_path`) but where said; of cases handled
+# alike, the engine path takes one of each kind.
 pytestmark = pytest.mark.usefixtures("launch_path")
 
 TWO = ["--nproc-per-node", "2"]
+SIGNALS = {signal_name(sig): sig for sig in (
+    signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGALRM, signal.SIGRTMIN + 3, signal.SIGUSR1,
+    signal.SIGUSR2, signal.SIGPIPE, signal.SIGWINCH)}
+# One of each outcome: a stop the ranks get as itself (two: a user's, a scheduler's) and one they get as SIGTERM,
+# forwarded, ignored, default.
+ENGINE_SIGNALS = ("SIGINT", "SIGTERM", "SIGALRM", "SIGUSR1", "SIGPIPE", "SIGWINCH")
 
 
 def assert_nothing_left(job, timeout: float = 10) -> float:
@@ -46,7 +54,9 @@ def test_a_rank_that_exits_nonzero_ends_the_job_with_its_status_rank_and_stderr(
 
 
 @pytest.mark.timeout(240)
-@pytest.mark.parametrize(("how", "status", "name"), [("SIGKILL", 137, "SIGKILL (9)"), ("segfault", 139, "SIGSEGV (11)")])
+@on_paths(("how", "status", "name"),
+          {"SIGKILL": ("SIGKILL", 137, "SIGKILL (9)"), "segfault": ("segfault", 139, "SIGSEGV (11)")},
+          on_engine=["SIGKILL"])
 def test_a_rank_killed_by_a_signal_ends_the_job_with_128_plus_the_signal(run_job, figures, how, status, name):
     finished, job = run_job([*TWO, script("signal_self.py"), how])
 
@@ -83,9 +93,7 @@ def test_a_rank_that_ignores_sigterm_is_killed_after_the_grace_period(start_job,
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGALRM,
-                                 signal.SIGRTMIN + 3, signal.SIGUSR1, signal.SIGUSR2, signal.SIGPIPE, signal.SIGWINCH],
-                         ids=signal_name)
+@on_paths(("sig",), SIGNALS, on_engine=ENGINE_SIGNALS)
 def test_a_signal_to_a_running_launcher_has_its_one_outcome_and_leaves_nothing(start_job, figures, tmp_path, sig):
     temp = tmp_path / "tmp"
     temp.mkdir()
@@ -143,14 +151,15 @@ def alive(pid: int) -> bool:
         return False
 
 
-GRANDCHILDREN = pytest.mark.parametrize("session", [[], ["--setsid"]], ids=["same-group", "own-session"])
+GRANDCHILDREN = {"same-group": [], "own-session": ["--setsid"]}
 
 
 @pytest.mark.timeout(240)
 # A rank with a SIGTERM handler of its own: the launcher's death still takes its `setsid` grandchild along (the
-# parent-death signal is not SIGTERM, so the script's handler does not replace the launcher's).
-@pytest.mark.parametrize("session", [[], ["--setsid"], ["--setsid", "--own-handler"]],
-                         ids=["same-group", "own-session", "own-session-own-handler"])
+# parent-death signal is not SIGTERM, so the script's handler does not replace the launcher's). What ends them is
+# the job scope's keeper and the ranks' own watch, alike on both paths.
+@on_paths(("session",), {**GRANDCHILDREN, "own-session-own-handler": ["--setsid", "--own-handler"]},
+          on_engine=["same-group"])
 def test_sigkill_to_the_launcher_takes_its_ranks_and_their_children_along(start_job, figures, session):
     job = start_job([*TWO, script("grandchild.py"), "hang", *session])
     grandchildren = [int(facts["grandchild"]) for facts in job.wait_started(2).values()]
@@ -163,9 +172,11 @@ def test_sigkill_to_the_launcher_takes_its_ranks_and_their_children_along(start_
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.parametrize("launch_path", ["direct"], indirect=True)  # the rank's own watch of its parent
 def test_sigkill_to_the_launcher_ends_a_rank_blocked_in_torchs_cpp(start_job, figures):
     # The rank stays in a store's connect for up to 100 s, where the parent-death signal's handler (Python's)
-    # cannot run: the watch on the launcher's pidfd (launcher/rank/launcher_link.py) ends it.
+    # cannot run: the rank's thread that watches whether the launcher is still its parent
+    # (launcher/rank/launcher_link.py) ends it.
     job = start_job([script("blocked_in_cpp.py")])
     wait_blocked(job.record_dir, job.proc)
     sent = job.send(signal.SIGKILL)
@@ -176,7 +187,9 @@ def test_sigkill_to_the_launcher_ends_a_rank_blocked_in_torchs_cpp(start_job, fi
 
 
 @pytest.mark.timeout(240)
-@GRANDCHILDREN
+# The end of the group takes one in the rank's group (on both paths); the end-of-job sweep, the job scope's, one
+# in a session of its own.
+@on_paths(("session",), GRANDCHILDREN, on_engine=["same-group"])
 def test_a_grandchild_a_rank_left_running_is_gone_when_the_launch_ends(run_job, figures, session):
     finished, job = run_job([script("grandchild.py"), *session])
 

@@ -37,6 +37,8 @@ def test_the_first_failure_is_the_culprit_not_its_victim(run_job, figures, run):
 
 
 @pytest.mark.timeout(240)
+# One rank fails, the other waits: no race between exits; what its stderr says is read alike on both paths.
+@pytest.mark.parametrize("launch_path", ["direct"], indirect=True)
 def test_a_rank_that_writes_connection_reset_by_peer_and_fails_first_is_named_with_its_status(run_job):
     finished, _ = run_job(["--nproc-per-node", "2", script("fail.py")],
                           {"FAIL_RANK": "1", "FAIL_CODE": "7", "FAIL_SAYS": "Connection reset by peer; Broken pipe"})

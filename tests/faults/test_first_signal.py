@@ -11,16 +11,18 @@ from pathlib import Path
 
 import pytest
 
+from tests.launches import on_paths
+
 from .jobs import script, wait_gone
 
-pytestmark = pytest.mark.usefixtures("launch_path")
 ROOT = Path(__file__).resolve().parents[2]
+PAIRS = {"term-then-int": (signal.SIGTERM, signal.SIGINT, 143), "hup-then-int": (signal.SIGHUP, signal.SIGINT, 129),
+         "int-then-term": (signal.SIGINT, signal.SIGTERM, 130)}
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize(("first", "second", "status"), [
-    (signal.SIGTERM, signal.SIGINT, 143), (signal.SIGHUP, signal.SIGINT, 129), (signal.SIGINT, signal.SIGTERM, 130)],
-    ids=["term-then-int", "hup-then-int", "int-then-term"])
+# Which came first is signal_rules' (the same on both paths); the engine path takes one pair (tests/conftest.py).
+@on_paths(("first", "second", "status"), PAIRS, on_engine=["term-then-int"])
 def test_two_stop_signals_20_ms_apart_end_as_the_first(start_job, figures, first, second, status):
     job = start_job(["--grace-period", "5", script("ignore_term.py")])
     job.wait_started(1)
@@ -36,7 +38,6 @@ def test_two_stop_signals_20_ms_apart_end_as_the_first(start_job, figures, first
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize("launch_path", ["direct"], indirect=True)
 @pytest.mark.parametrize(("first", "second"), [("SIGTERM", "SIGINT"), ("SIGHUP", "SIGINT"), ("SIGINT", "SIGTERM")])
 def test_the_stop_action_gets_the_first_of_two_pending_stop_signals(first, second):
     ran = subprocess.run([sys.executable, script("two_signals.py"), first, second], capture_output=True, text=True,

@@ -10,13 +10,11 @@ import pytest
 
 from .jobs import script, wait_gone
 
-# Every test here runs on both launch paths (tests/conftest.py, `launch_path`).
-pytestmark = pytest.mark.usefixtures("launch_path")
-
 TWO = ["--nproc-per-node", "2"]
 IGNORING = {"IGNORE_TERM": "1"}
 
 
+@pytest.mark.usefixtures("launch_path")
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize("grace", [1, 4])
 def test_a_failure_stops_a_rank_that_ignores_sigterm_after_the_grace_period(run_job, figures, grace):
@@ -31,6 +29,7 @@ def test_a_failure_stops_a_rank_that_ignores_sigterm_after_the_grace_period(run_
     figures(status=finished.returncode, seconds=after_sigterm, after_fault=finished.ended_at - job.started_time(1))
 
 
+@pytest.mark.usefixtures("launch_path")
 @pytest.mark.timeout(240)
 def test_a_timeout_stops_a_rank_that_ignores_sigterm_after_the_grace_period(run_job, figures):
     # At 8 s the rank (which imports no torch) has surely started and waits in the user's code; the count of
@@ -48,6 +47,7 @@ def test_a_timeout_stops_a_rank_that_ignores_sigterm_after_the_grace_period(run_
 
 
 @pytest.mark.timeout(240)
+# Restarts run on the engine path only.
 def test_a_restart_stops_a_rank_that_ignores_sigterm_after_the_grace_period(run_job, figures):
     finished, job = run_job(["--grace-period", "1", "--max-restarts", "1", *TWO, script("flaky.py")], IGNORING)
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from .jobs import assert_refused, script
+from tests.launches import on_paths
 
-pytestmark = pytest.mark.usefixtures("launch_path")
+from .jobs import assert_refused, script
 
 # As a stale environment, or a parent launch (a rank that runs accel-launch again), leaves them.
 LEFT_OVER = {
@@ -20,7 +20,9 @@ LEFT_OVER = {
 
 
 @pytest.mark.timeout(180)
-@pytest.mark.parametrize("store_fd", ["3", "999", "not-a-number"])
+# The launcher takes them out before either path starts (tests/conftest.py, `launch_path`): the engine path, whose
+# rank 0 hosts no store, takes `3`, a descriptor its ranks could find open.
+@on_paths(("store_fd",), {fd: fd for fd in ("3", "999", "not-a-number")}, on_engine=["3"])
 def test_internal_variables_left_in_the_environment_never_reach_a_rank(start_job, figures, store_fd):
     job = start_job(["--nproc-per-node", "2", script("gloo_internal_vars.py")],
                     {**LEFT_OVER, "ACCEL_STORE_FD": store_fd})
@@ -42,7 +44,6 @@ def test_internal_variables_left_in_the_environment_never_reach_a_rank(start_job
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("launch_path", ["direct"], indirect=True)  # refused before a launch path is chosen
 def test_an_env_file_that_sets_an_internal_variable_is_refused_in_one_line(run_job, tmp_path):
     temp = tmp_path / "tmp"
     temp.mkdir()

@@ -9,14 +9,14 @@ import time
 
 import pytest
 
-from .jobs import describe, script, wait_gone
+from tests.launches import on_paths
 
-pytestmark = pytest.mark.usefixtures("launch_path")
+from .jobs import describe, script, wait_gone
 
 GRACE = 3.0
 SLACK = 4.0  # a loaded 2-core machine: the keeper's last look, and the kernel's teardown
-OUTLIVERS = pytest.mark.parametrize(("how", "ranks"), [
-    ("ignore", 1), ("stuck-handler", 2), ("child", 1), ("setsid-child", 1), ("daemon", 1), ("shell", 1)])
+OUTLIVERS = {how: (how, ranks) for how, ranks in (
+    ("ignore", 1), ("stuck-handler", 2), ("child", 1), ("setsid-child", 1), ("daemon", 1), ("shell", 1))}
 
 
 def kill_launcher_after_start(start_job, how: str, ranks: int, command=None):
@@ -33,7 +33,9 @@ def kill_launcher_after_start(start_job, how: str, ranks: int, command=None):
 
 
 @pytest.mark.timeout(240)
-@OUTLIVERS
+# The job scope's keeper and the ranks' own watch end them, alike on both paths: the engine path takes one case
+# (tests/conftest.py, `launch_path`).
+@on_paths(("how", "ranks"), OUTLIVERS, on_engine=["ignore"])
 def test_everything_a_rank_started_is_gone_within_the_grace_window_after_the_launchers_death(
         start_job, figures, how, ranks):
     job, sent = kill_launcher_after_start(start_job, how, ranks)
@@ -45,7 +47,6 @@ def test_everything_a_rank_started_is_gone_within_the_grace_window_after_the_lau
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("launch_path", ["direct"], indirect=True)
 def test_a_job_whose_launcher_ends_well_leaves_no_keeper(run_job):
     finished, job = run_job([script("ok.py")])
 
@@ -55,7 +56,6 @@ def test_a_job_whose_launcher_ends_well_leaves_no_keeper(run_job):
 
 @pytest.mark.slow
 @pytest.mark.timeout(240)
-@pytest.mark.parametrize("launch_path", ["direct"], indirect=True)
 def test_torchrun_leaves_a_rank_that_ignores_sigterm_running_after_its_death(start_job, figures):
     # torchrun beside ours: its agent's death leaves the rank that ignores SIGTERM for good (no grace window).
     torchrun = (sys.executable, "-m", "torch.distributed.run")

@@ -8,10 +8,7 @@ import pytest
 
 from .jobs import launcher_leftovers, script, wait_gone
 
-# Every test here runs on both launch paths (tests/conftest.py, `launch_path`).
-pytestmark = pytest.mark.usefixtures("launch_path")
-
-
+@pytest.mark.usefixtures("launch_path")  # each path's launcher leaves only its own folder
 @pytest.mark.timeout(240)
 def test_the_folder_of_a_sigkilled_launcher_is_swept_by_the_next_launch(start_job, run_job, figures, tmp_path):
     temp = tmp_path / "tmp"

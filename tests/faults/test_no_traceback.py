@@ -10,11 +10,13 @@ import time
 import pytest
 
 from launcher.signal_rules import FORWARDED, STOP, signal_name
+from tests.launches import on_paths
 
 from .jobs import launcher_leftovers, script, wait_gone
 
 # Every test here runs on both launch paths (tests/conftest.py, `launch_path`) but those that end before the
-# launcher chooses one (BEFORE_ANY_PATH, and the signals while click is imported).
+# launcher chooses one (BEFORE_ANY_PATH, and the signals while click is imported), the planted bug in the sweep both
+# paths share, and signals of an outcome the engine path already takes.
 pytestmark = pytest.mark.usefixtures("launch_path")
 
 OK = script("ok.py")
@@ -69,10 +71,12 @@ SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.
 # While click is imported the launcher has not yet chosen a path (nor read ACCEL_LAUNCH_PATH), and a dry run, the
 # report, --help and preparing the job never reach one: those cases run once, on the launcher's own choice.
 BEFORE_ANY_PATH = pytest.mark.parametrize("launch_path", ["direct"], indirect=True)
-SIGNAL_CASES = [*(("direct", "while-importing", sig) for sig in SIGNALS),
-                *((path, "before-the-ranks", sig) for path in ("direct", "engine") for sig in SIGNALS),
-                *((path, "after-the-job", sig) for path in ("direct", "engine")
-                  for sig in (signal.SIGINT, signal.SIGUSR1))]
+SIGNAL_CASES = {f"{moment}-{signal_name(sig)}": (moment, sig) for moment, signals in (
+    ("while-importing", SIGNALS), ("before-the-ranks", SIGNALS), ("after-the-job", (signal.SIGINT, signal.SIGUSR1)))
+    for sig in signals}
+# One of each outcome at each moment: a stop (two before the ranks: a user's, a scheduler's) and a forwarded signal.
+ENGINE_SIGNAL_CASES = ("before-the-ranks-SIGINT", "before-the-ranks-SIGTERM", "before-the-ranks-SIGUSR1",
+                       "after-the-job-SIGINT", "after-the-job-SIGUSR1")
 
 
 @pytest.mark.timeout(180)
@@ -126,6 +130,7 @@ def test_a_plan_report_or_help_lost_on_a_full_stdout_is_one_line_and_exit_1(star
 
 
 @pytest.mark.timeout(180)
+@pytest.mark.parametrize("launch_path", ["direct"], indirect=True)  # planted in the end-of-job sweep both paths share
 def test_a_bug_of_ours_is_one_line_asking_for_a_report_and_the_private_folder_is_removed(start_job, figures, tmp_path):
     temp = tmp_path / "tmp"
     temp.mkdir()
@@ -153,8 +158,7 @@ def test_a_value_error_of_ours_is_the_internal_error_line_not_a_usage_error(star
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize(("launch_path", "moment", "sig"), SIGNAL_CASES, indirect=["launch_path"],
-                         ids=lambda value: value if isinstance(value, str) else signal_name(value))
+@on_paths(("moment", "sig"), SIGNAL_CASES, on_engine=ENGINE_SIGNAL_CASES)
 def test_a_signal_before_or_after_the_ranks_has_its_one_outcome_and_leaves_nothing(start_job, figures, tmp_path,
                                                                                   moment, sig):
     temp = tmp_path / "tmp"

@@ -13,11 +13,13 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.launches import clean_environ
+from tests.launches import clean_environ, on_paths
 
 from .jobs import job_processes, script, wait_blocked, wait_gone
 
-# Every test here but the torchrun one runs on both launch paths (tests/conftest.py, `launch_path`).
+# Every test here but the torchrun ones and the restartable job (the engine's own) runs on both launch paths
+# (tests/conftest.py, `launch_path`); of the moments of a Ctrl-C while 8 ranks start, the engine path takes those
+# while its driver still starts them (later, the moment is each rank's own).
 TWO = ["--nproc-per-node", "2"]
 TORCHRUN = Path(sys.executable).with_name("torchrun")
 
@@ -128,9 +130,8 @@ def test_sigint_while_a_failure_stops_the_ranks_kills_them_at_once_and_keeps_the
     assert wait_gone(job.marker, timeout=5) == []
 
 
-@pytest.mark.usefixtures("launch_path")
 @pytest.mark.timeout(240)
-@pytest.mark.parametrize("delay", [0.0, 0.05, 0.1, 0.25, 0.5])
+@on_paths(("delay",), {str(delay): delay for delay in (0.0, 0.05, 0.1, 0.25, 0.5)}, on_engine=["0.0", "0.05"])
 def test_ctrl_c_while_8_ranks_start_stops_them_without_a_traceback_or_a_fatal_error(start_job, delay):
     job = start_job(["--nproc-per-node", "8", script("hang.py")])
     deadline = time.monotonic() + 150

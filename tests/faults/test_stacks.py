@@ -1,6 +1,8 @@
 """A job that hangs or dies says which rank, where and why: every rank's stack on demand (`accel-launch stacks`)
 and before --timeout or a failure stops the ranks, a rank stuck compiling named as compiling, a rank whose count of
-compiled graphs differs named at the end (docs/CONTRACT.md section 8)."""
+compiled graphs differs named at the end (docs/CONTRACT.md section 8). The stacks asked for and taken before a stop
+run on both paths; what a rank answers (compiling, a handler of its own) and the rank group's note at the end, once
+(tests/conftest.py, `launch_path`)."""
 
 from __future__ import annotations
 
@@ -14,8 +16,6 @@ from pathlib import Path
 import pytest
 
 from .jobs import Job, script
-
-pytestmark = pytest.mark.usefixtures("launch_path")
 
 THREE = ["--nproc-per-node", "3"]
 
@@ -40,6 +40,7 @@ def kept_dump(stderr: str) -> Path:
     return Path(found.group(1))
 
 
+@pytest.mark.usefixtures("launch_path")
 @pytest.mark.timeout(300)
 def test_a_rank_that_never_reaches_the_all_reduce_is_named_on_demand_and_at_timeout(start_job, figures):
     job = start_job([*THREE, "--timeout", "30", script("stuck_rank.py")])
@@ -67,6 +68,7 @@ def test_a_rank_that_never_reaches_the_all_reduce_is_named_on_demand_and_at_time
     figures(stacks_seconds=took)
 
 
+@pytest.mark.usefixtures("launch_path")
 @pytest.mark.timeout(240)
 def test_a_rank_that_failed_has_the_running_ranks_stacks_printed_before_they_are_stopped(run_job, tmp_path):
     finished, job = run_job(["--nproc-per-node", "2", "--log-dir", str(tmp_path / "logs"), script("fail.py")],

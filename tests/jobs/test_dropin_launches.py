@@ -12,7 +12,7 @@ import pytest
 from tests.launches import SCRIPTS, Launcher, clean_environ
 from tests.shared_results import computed_once, shared_folder
 
-# Every test here runs on both launch paths (tests/conftest.py, `launch_path`).
+# Every test here runs on both launch paths (tests/conftest.py, `launch_path`) but where said.
 pytestmark = pytest.mark.usefixtures("launch_path")
 
 DUMP = str(SCRIPTS / "dump_env.py")
@@ -51,6 +51,7 @@ def test_a_prefix_template_of_torchruns_variable_is_used_as_given(launch: Launch
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.parametrize("launch_path", ["direct"], indirect=True)  # its flags take it to the engine
 def test_role_virtual_local_rank_and_rendezvous_settings_reach_the_ranks(launch: Launcher) -> None:
     result = launch(["--role", "trainer", "--virtual-local-rank", "--rdzv-conf", "join_timeout=77",
                      "--monitor-interval", "0.2", "--event-log-handler", "console", "--local-addr", "127.0.0.1",
@@ -63,6 +64,7 @@ def test_role_virtual_local_rank_and_rendezvous_settings_reach_the_ranks(launch:
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.parametrize("launch_path", ["direct"], indirect=True)  # its flags take it to the engine
 def test_torch_elastics_watchdog_runs_and_gives_every_rank_its_timer_file(launch: Launcher) -> None:
     # the variable takes the job to torch elastic's agent, whose own watchdog our agent keeps (rank_agent.py)
     result = launch(["--nproc-per-node", "2", DUMP], env={"TORCHELASTIC_ENABLE_FILE_TIMER": "1"})
@@ -104,6 +106,7 @@ def test_redirects_keep_output_in_the_log_dir_only(launch: Launcher, tmp_path: P
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.parametrize("launch_path", ["direct"], indirect=True)  # its flags take it to the engine
 def test_duplicate_filters_keep_torchruns_own_tee_and_headers_in_the_filtered_file(launch: Launcher,
                                                                                    tmp_path: Path) -> None:
     logs = tmp_path / "logs"
@@ -124,9 +127,11 @@ def test_enable_each_rank_log_writes_each_ranks_streams_to_files(launch: Launche
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("flags", [["-q"], ["--log_level", "error"]], ids=["quiet", "log-level-error"])
-def test_quiet_leaves_out_the_launch_line_as_deepspeed_does(launch: Launcher, flags: list[str]) -> None:
-    loud, quiet = launch([DUMP, "--say", "q"]), launch([*flags, DUMP, "--say", "q"])
-    assert loud.returncode == quiet.returncode == 0, loud.stderr + quiet.stderr
+def test_quiet_and_log_level_error_leave_out_the_launch_line_as_deepspeed_does(launch: Launcher) -> None:
+    loud = launch([DUMP, "--say", "q"])
+    assert loud.returncode == 0, loud.stderr
     assert any(line.startswith("accel-launch: 1 rank(s)") for line in loud.stderr.splitlines()), loud.stderr
-    assert quiet.stderr.splitlines() == ["q err 0", "[rank0]:q torch"]  # the rank's own lines only
+    for flags in (["-q"], ["--log_level", "error"]):
+        quiet = launch([*flags, DUMP, "--say", "q"])
+        assert quiet.returncode == 0, quiet.stderr
+        assert quiet.stderr.splitlines() == ["q err 0", "[rank0]:q torch"], flags  # the rank's own lines only

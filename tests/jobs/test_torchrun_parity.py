@@ -18,7 +18,7 @@ import psutil
 import pytest
 
 from launcher.run.rank_start import omp_threads
-from tests.launches import SCRIPTS, CliRunnerFn, clean_environ
+from tests.launches import SCRIPTS, CliRunnerFn, clean_environ, on_paths
 from tests.shared_results import computed_once, shared_folder
 
 # Every test here runs on both launch paths (tests/conftest.py, `launch_path`).
@@ -100,8 +100,10 @@ UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 
 
 @pytest.mark.timeout(180)
-@pytest.mark.parametrize("flags", [["--standalone", "--nnodes", "1"], ["--standalone", "--nnodes", "1:2"], []],
-                         ids=["standalone", "standalone-node-range", "one-node-default"])
+# A node range takes the launch to the engine on either path: it runs once.
+@on_paths(("flags",), {"standalone": ["--standalone", "--nnodes", "1"],
+                       "standalone-node-range": ["--standalone", "--nnodes", "1:2"], "one-node-default": []},
+          on_engine=["standalone", "one-node-default"])
 def test_standalone_gets_torchruns_contract_with_a_fresh_run_id_and_free_port(tmp_path: Path, flags: list[str],
                                                                             contract: Contract) -> None:
     # A one-node launch without an endpoint or port is standalone for torchrun too (localhost:0, a fresh run id).

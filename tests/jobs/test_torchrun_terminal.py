@@ -1,5 +1,6 @@
 """What a program sees and the terminal shows, beside real torchrun (issue 38): `sys.argv[0]` as typed, stdout
-bytes with and without --log-dir, and torchrun's log layout under --log-dir."""
+bytes with and without --log-dir, and torchrun's log layout under --log-dir. What the terminal shows and the log
+folder hold run on both paths; `sys.argv[0]`, the rank's own, once (tests/conftest.py, `launch_path`)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 
 from tests.launches import SCRIPTS, Launcher, clean_environ
 
-pytestmark = [pytest.mark.usefixtures("launch_path"), pytest.mark.timeout(180)]
+pytestmark = pytest.mark.timeout(180)
 
 TORCHRUN = str(Path(sys.executable).with_name("torchrun"))
 DUMP = SCRIPTS / "dump_env.py"
@@ -41,6 +42,7 @@ def test_a_script_given_by_a_relative_path_sees_argv_and_file_as_python_and_torc
     assert record["file"] == theirs["file"] == str(tmp_path / "progs" / "train.py")
 
 
+@pytest.mark.usefixtures("launch_path")
 def test_keeping_logs_changes_nothing_on_the_terminal_and_it_shows_what_torchrun_shows(
         launch: Launcher, tmp_path: Path) -> None:
     args = ["--nproc-per-node", "2", str(DUMP), "--say", "iter 15:"]
@@ -52,6 +54,7 @@ def test_keeping_logs_changes_nothing_on_the_terminal_and_it_shows_what_torchrun
         sorted(theirs.stdout.splitlines()) == ["iter 15: out 0", "iter 15: out 1"]
 
 
+@pytest.mark.usefixtures("launch_path")
 def test_the_log_dir_holds_torchruns_layout(launch: Launcher, tmp_path: Path) -> None:
     ours = launch(["--nproc-per-node", "2", "--log-dir", str(tmp_path / "ours"), str(DUMP), "--say", "l"])
     assert ours.returncode == 0, ours.stderr

@@ -1,7 +1,9 @@
 """Real scripts, as users write them, behave under accel-launch as under `python script.py`: the same exit status
-and the same `out:` lines, on both launch paths (tests/scripts/corpus/). A plain compile uses the resolved
-backend, a backend named in the code is honoured and noted once, and the HF Trainer compiles with the resolved
-backend unless told otherwise (dynamo's counters say which compiled)."""
+and the same `out:` lines (tests/scripts/corpus/). A plain compile uses the resolved backend, a backend named in the
+code is honoured and noted once, and the HF Trainer compiles with the resolved backend unless told otherwise
+(dynamo's counters say which compiled). A rank runs the same bootstrap on both launch paths: each test runs on the
+direct path, and the engine path takes the cases below that once failed there, a refusal (its line comes through
+each path's error file), and the HF Trainer (tests/conftest.py, `launch_path`)."""
 
 from __future__ import annotations
 
@@ -17,8 +19,6 @@ import pytest
 
 from tests.launches import SCRIPTS, Launch, Launcher, clean_environ
 from tests.shared_results import computed_once, shared_folder
-
-pytestmark = pytest.mark.usefixtures("launch_path")
 
 CORPUS = SCRIPTS / "corpus"
 RESOLVED = "aot_eager"  # differs from torch's own default (inductor), so a plain compile shows which one ran
@@ -37,9 +37,7 @@ CASES = [
     ("traceback_user.py",),
     *[("import_order.py", ",".join(order)) for order in itertools.permutations(COMPILER_MODULES)],
 ]
-# A rank runs the same bootstrap on both paths: every case runs on the direct path, and on the engine path
-# the two lines that crashed every rank before, and forked workers (the store's host and a forked child, and a
-# failure's report, have tests of their own on both paths below).
+# On the engine path: the two lines that crashed every rank there before, and forked workers.
 ENGINE_CASES = [("explicit_inductor.py",), ("inductor_config_first.py",), ("dataloader_workers.py",)]
 PATH_CASES = [("direct", case) for case in CASES] + [("engine", case) for case in ENGINE_CASES]
 
@@ -88,6 +86,7 @@ def _lines(output: str, prefix: str) -> list[str]:
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
+@pytest.mark.usefixtures("launch_path")
 @pytest.mark.parametrize("launch_path, case", PATH_CASES, indirect=["launch_path"],
                          ids=[f"{path}-{'-'.join(case).replace('.py', '')}" for path, case in PATH_CASES])
 def test_a_real_script_behaves_as_under_python(launch: Launcher, tmp_path: Path, case: tuple[str, ...],
@@ -127,6 +126,7 @@ def test_a_backend_named_in_the_code_is_used_and_noted_once_by_rank_0(launch: La
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
+@pytest.mark.usefixtures("launch_path")
 def test_a_backend_named_in_the_code_that_cannot_run_here_is_refused_in_one_line(launch: Launcher,
                                                                                   tmp_path: Path) -> None:
     script = tmp_path / "tvm_please.py"
@@ -176,6 +176,7 @@ def test_forked_children_never_host_the_store_of_a_two_rank_job(launch: Launcher
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
+@pytest.mark.usefixtures("launch_path")
 @pytest.mark.parametrize("launch_path, set_in_code, compiled_with, noted",
                          [("direct", "unset", RESOLVED, False), ("engine", "eager", "eager", True)],
                          indirect=["launch_path"])
@@ -189,7 +190,6 @@ def test_the_hf_trainer_compiles_with_the_resolved_backend_unless_the_code_names
 
 @pytest.mark.slow
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("launch_path", ["direct"], indirect=True)
 def test_a_forked_child_ended_by_sigterm_ends_alone(launch: Launcher, tmp_path: Path) -> None:
     # The rank's own SIGTERM handler takes its whole process group along; a child gets the default back.
     got = launch([str(SCRIPTS / "child_sigterm.py")], cwd=tmp_path)
