@@ -4,11 +4,10 @@ section 8). PID is the launcher's; without it, the one job of this user on this 
 
 from __future__ import annotations
 
-import socket
-
 import click
 
 from launcher.cli.error_exit import OneLineCommand, fail_with
+from launcher.contract.hosts import this_host
 from launcher.errors import LaunchError
 from launcher.escaped import one_line
 
@@ -37,7 +36,7 @@ def stacks_command(pid: int | None) -> None:
     except LaunchError as exc:
         fail_with(STACKS_PROG, exc)
     answers = ask_ranks(job.ranks, job.folder)
-    click.echo(one_line(f"accel-launch stacks: job {job.launcher_pid} on {socket.getfqdn()}, "
+    click.echo(one_line(f"accel-launch stacks: job {job.launcher_pid} on {this_host()}, "
                         f"{len(job.ranks)} rank(s): {job.command}"))
     for line in summary_lines(answers):
         click.echo(f"  {one_line(line)}")

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+import socket
 from dataclasses import dataclass
 
-__all__ = ["HostSlots", "NodeSpec", "HOST_NAME"]
+__all__ = ["HostSlots", "NodeSpec", "HOST_NAME", "this_host"]
 
 # A host name or IPv4 address. No ':', '@' or ',' (the --include syntax uses them), no leading '-'
 # (ssh would read it as an option), no '[' (pdsh would expand it as a host range).
@@ -31,3 +32,9 @@ class NodeSpec:
     def nproc(self) -> int:
         """How many ranks this node starts."""
         return len(self.slots)
+
+
+def this_host() -> str:
+    """This host as torchrun's failure table and MASTER_ADDR name it (`socket.getfqdn()`): in every line that says
+    where a rank is (a failure, a refusal, a stacks report)."""
+    return socket.getfqdn()

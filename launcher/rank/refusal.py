@@ -9,6 +9,7 @@ import sys
 import time
 from typing import NoReturn
 
+from launcher.contract.hosts import this_host
 from launcher.contract.names import ERROR_FILE_VAR, REFUSAL_PHRASE, VALIDATION_STATUS
 from launcher.shared_files import publish_file
 
@@ -19,11 +20,10 @@ def refuse(message: str, phrase: str = REFUSAL_PHRASE, status: int = VALIDATION_
     """Hand the one-line reason to the launcher through the engine's error file, which prints it once; exit
     `status`. `phrase`: what the rank refused (the compile backend, or START_REFUSAL_PHRASE: to run at all), or
     RENDEZVOUS_FAILURE_PHRASE with FAILURE_STATUS."""
-    import socket
-
+    
     rank = os.environ.get("RANK", "?")
     # The host as torchrun's failure table and MASTER_ADDR name it (docs/CONTRACT.md section 4).
-    line = f"rank {rank} on {socket.getfqdn()} {phrase}: {message}"
+    line = f"rank {rank} on {this_host()} {phrase}: {message}"
     error_file = os.environ.get(ERROR_FILE_VAR)
     if error_file:
         # Whole or not at all: a half-written record would be reported as an unreadable error file.

@@ -19,16 +19,15 @@ import json
 import os
 import re
 import signal
-import socket
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from launcher.contract.names import (FAILURE_STATUS, REFUSAL_PHRASE, RENDEZVOUS_FAILURE_PHRASE, SIGNAL_STATUS_BASE,
-                                     START_REFUSAL_PHRASE, VALIDATION_STATUS)
-from launcher.contract.names import ERROR_FILE_VAR
+from launcher.contract.hosts import this_host
+from launcher.contract.names import (ERROR_FILE_VAR, FAILURE_STATUS, REFUSAL_PHRASE, RENDEZVOUS_FAILURE_PHRASE,
+                                     SIGNAL_STATUS_BASE, START_REFUSAL_PHRASE, VALIDATION_STATUS)
 from launcher.run.failure.root_cause import RootCause, clip, read_error_file
 
 __all__ = ["RankFailure", "this_host", "ended_how", "exit_status", "tail_lines", "others_text",
@@ -90,10 +89,6 @@ class RankFailure:
 
 
 @functools.cache
-def this_host() -> str:
-    """This host as torchrun's failure table and MASTER_ADDR name it (`socket.getfqdn()`), in every failure line."""
-    return socket.getfqdn()
-
 
 def ended_how(exitcode: int) -> str:
     """A process's end in words: `exit code 3` or `signal SIGKILL (9)` (Popen's returncode)."""

@@ -29,11 +29,6 @@ import torch
 from torch.distributed import Store
 from torch.distributed.elastic.rendezvous import (
     RendezvousConnectionError,
-    RendezvousHandler,
-    RendezvousParameters,
-    rendezvous_handler_registry,
-)
-from torch.distributed.elastic.rendezvous import (
     RendezvousError,
     RendezvousHandler,
     RendezvousInfo,
