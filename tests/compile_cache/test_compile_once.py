@@ -39,10 +39,12 @@ def test_with_the_cache_off_every_rank_compiles_as_under_torch(launch: Launcher,
     assert [record["misses"] > 0 for record in done.records().values()] == [True, True]
 
 
+@pytest.mark.parametrize("meeting", ["static", "c10d"])
 def test_a_second_node_with_its_own_cache_compiles_nothing_builds_nothing_twice_and_fetches_each_graph_once(
-        tmp_path: Path) -> None:
-    """Two static nodes of two ranks on loopback, each node with a cold cache folder of its own (as two hosts
-    have), one secret."""
+        tmp_path: Path, meeting: str) -> None:
+    """Two nodes of two ranks on loopback, each node with a cold cache folder of its own (as two hosts have), one
+    secret: static nodes on the direct path (rank 0's store carries the copies), and nodes that meet at a c10d
+    rendezvous on the engine path (the agent's store carries them)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = str(probe.getsockname()[1])
@@ -54,9 +56,11 @@ def test_a_second_node_with_its_own_cache_compiles_nothing_builds_nothing_twice_
         env = clean_environ({"RECORD_DIR": str(records), "TORCHINDUCTOR_CACHE_DIR": cache,
                              "CXX": RECORD_CXX, "CXX_LOG": str(tmp_path / f"cxx-{node_rank}.log"),
                              "ACCEL_COMPILE_CACHE_SECRET": "a secret both nodes were given"})
+        where = (["--node-rank", str(node_rank), "--master-addr", "127.0.0.1", "--master-port", port]
+                 if meeting == "static" else ["--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}"])
         nodes.append(subprocess.Popen(
-            [sys.executable, "-m", "launcher", "--nnodes", "2", "--node-rank", str(node_rank), "--master-addr",
-             "127.0.0.1", "--master-port", port, "--rdzv-timeout", "60", "--nproc-per-node", "2", STEP],
+            [sys.executable, "-m", "launcher", "--nnodes", "2", *where, "--rdzv-timeout", "60", "--nproc-per-node",
+             "2", STEP],
             cwd=tmp_path, env=env,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     try:
