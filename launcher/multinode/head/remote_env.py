@@ -22,7 +22,7 @@ What DeepSpeed's launcher sends every node of a multi-node job besides its own (
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from accelerators import accelerator_class
@@ -84,15 +84,22 @@ def _read(path: Path) -> str:
 def parse_env_file_text(text: str, path: str = ENV_FILE_NAME) -> dict[str, str]:
     """Parse `.accel_env` text; `path` only names the file in error messages."""
     env: dict[str, str] = {}
+    for place, line, name, value in _assignments(text, path):
+        if value is None:
+            raise RemoteEnvError(place, f"expected NAME=value, got {line!r}")
+        _check_name(name, f"{place}: {name!r}")
+        env[name] = value
+    return env
+
+
+def _assignments(text: str, where: str) -> Iterator[tuple[str, str, str, str | None]]:
+    """(`where:line number`, the line, its name, its value as written) for each line of an env file but blank
+    lines and `#` comments; the value is None on a line without `=`."""
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         name, equals, value = line.partition("=")
-        if not equals:
-            raise RemoteEnvError(f"{path}:{number}", f"expected NAME=value, got {line!r}")
-        _check_name(name.strip(), f"{path}:{number}: {name.strip()!r}")
-        env[name.strip()] = value
-    return env
+        yield f"{where}:{number}", line, name.strip(), value if equals else None
 
 
 EXPORT_PREFIXES = ("NCCL", "PYTHON", "UCX", "MV2", "MLFLOW")
@@ -124,13 +131,10 @@ def parse_deepspeed_env(text: str, where: str, problem: Callable[[str, str], Exc
     """The `NAME=value` lines of a `.deepspeed_env` at `where`; a line without `=`, or whose name is no variable
     name, raises `problem(place, why)`."""
     env: dict[str, str] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        name, equals, value = line.partition("=")
-        if not equals:
-            raise problem(f"{where}:{number}", f"expected NAME=value, got {line.strip()[:60]!r}")
-        if not is_variable_name(name.strip()):
-            raise problem(f"{where}:{number}: {name.strip()[:60]!r}", NAME_RULE)
-        env[name.strip()] = value.strip()
+    for place, line, name, value in _assignments(text, where):
+        if value is None:
+            raise problem(place, f"expected NAME=value, got {line.strip()[:60]!r}")
+        if not is_variable_name(name):
+            raise problem(f"{place}: {name[:60]!r}", NAME_RULE)
+        env[name] = value.strip()
     return env
