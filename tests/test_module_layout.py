@@ -1,7 +1,8 @@
 """Modules named and sized by role (docs/ARCHITECTURE.md, "Rules the code keeps"): at most 110 modules in launcher/
-and accelerators/, no two modules of launcher/ share a file name, at most 4 are under 30 lines, and one under 30
-lines has more than one caller (else it joins its caller). A package's `__init__.py` (a docstring and re-exports) and
-`__main__.py` (the entry point `python -m` runs, which cannot join its caller) are not counted."""
+and accelerators/ (every file but an `__init__.py`), no two modules of launcher/ share a file name, at most 4 are
+under 30 lines, and one under 30 lines has more than one caller (else it joins its caller). In those last two rules
+a package's `__init__.py` (a docstring and re-exports) and `__main__.py` (the entry point `python -m` runs, which
+cannot join its caller) are not counted."""
 
 from __future__ import annotations
 
