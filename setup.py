@@ -9,8 +9,8 @@ setup(
     python_requires=">=3.11",
     packages=find_packages(include=["launcher", "launcher.*", "accelerators", "accelerators.*"]),
     install_requires=[
-        # The floor is the release the suite runs on (the engine path passes torch 2.13's LaunchConfig and
-        # WorkerSpec fields; tests/test_version_floor.py); a range the CPU wheel 2.13.0 satisfies, so an installed
+        # The floor is the release the suite runs on (the engine path passes torch 2.13's WorkerSpec
+        # fields; tests/test_version_floor.py); a range the CPU wheel 2.13.0 satisfies, so an installed
         # torch is kept as it is.
         "torch>=2.13,<3",
         "click>=8.1",

@@ -8,7 +8,6 @@ from importlib.metadata import requires, version
 from pathlib import Path
 
 import torch.distributed.elastic.agent.server.api as agent_api
-from torch.distributed.launcher.api import LaunchConfig
 
 SETUP = Path(__file__).resolve().parents[1] / "setup.py"
 
@@ -33,4 +32,3 @@ def test_the_fields_the_engine_path_passes_exist_in_this_torch() -> None:
     spec_fields = set(agent_api.WorkerSpec.__dataclass_fields__)
     assert {"virtual_local_rank", "duplicate_stdout_filters", "duplicate_stderr_filters", "event_log_handler",
             "local_addr"} <= spec_fields
-    assert "signals_to_handle" in LaunchConfig.__dataclass_fields__

@@ -1,8 +1,9 @@
 """torchrun's options that go to torch elastic unchanged: role, rendezvous extras, log streams, signals.
 
 Parsed and checked here, without importing torch, so that a bad value is a usage error before any rank
-starts (on the head and again on every node, which rebuilds them from the job it gets); `spawn` hands
-them to the engine's LaunchConfig and DefaultLogsSpecs.
+starts (on the head and again on every node, which rebuilds them from the job it gets); the engine path
+hands them to torch's WorkerSpec, rendezvous parameters and DefaultLogsSpecs (launcher/run/agent_launch.py,
+spawn.py).
 """
 
 from __future__ import annotations

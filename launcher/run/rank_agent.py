@@ -10,21 +10,20 @@ with the signal the ranks get. --timeout is one deadline, checked at every look 
 
 from __future__ import annotations
 
-import os
+import math
 import signal
 import time
 from typing import Any
 
-from torch.distributed.elastic.agent.server.api import RunResult, WorkerGroup, WorkerState
+from torch.distributed.elastic.agent.server.api import RunResult, WorkerGroup, WorkerSpec, WorkerState
 from torch.distributed.elastic.agent.server.local_elastic_agent import LocalElasticAgent
 from torch.distributed.elastic.utils import macros
 
-from accelerators import accelerator_class
-from launcher.contract.job_config import JobConfig
 from launcher.run.failure.rank_failure import this_host
 from launcher.run.job_outcome import Deadline, JobTimeout
 from launcher.run.job_scope import JobFolders
 from launcher.run.job_signals import RanksStopped, StopState
+from launcher.run.node_plan import NodePlan
 from launcher.run.rank_group import RankGroup
 from launcher.run.rank_logs import RankLogs
 from launcher.run.rank_start import RankPlace, worker_env
@@ -37,12 +36,14 @@ __all__ = ["RankGroupAgent"]
 class RankGroupAgent(LocalElasticAgent):
     """torch's local agent, each attempt's ranks one RankGroup; `group` is the latest attempt's."""
 
-    def __init__(self, *args: Any, config: JobConfig, stopping: StopState, folders: JobFolders,
-                 **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._config, self._stopping = config, stopping
-        self._stacks = JobStacks(folders.private, folders.logs if config.settings.log_dir is not None else None)
-        self._deadline = Deadline(config.settings.timeout)
+    def __init__(self, spec: WorkerSpec, logs_specs: Any, plan: NodePlan, stopping: StopState,
+                 folders: JobFolders) -> None:
+        settings = plan.job.settings
+        # torch's name for the grace period (our `_shutdown` keeps to --grace-period itself)
+        super().__init__(spec=spec, logs_specs=logs_specs, shutdown_timeout=math.ceil(settings.grace_period))
+        self._plan, self._stopping = plan, stopping
+        self._stacks = JobStacks(folders.private, folders.logs if settings.log_dir is not None else None)
+        self._deadline = Deadline(settings.timeout)
         self.group: RankGroup | None = None
         self.wedged: str | None = None  # set when torch's check found a rank in uninterruptible sleep too long
 
@@ -58,7 +59,7 @@ class RankGroupAgent(LocalElasticAgent):
         self._setup_local_watchdog(envs)
         self._setup_healthcheck()
         layout = self._logs_specs.reify(envs)
-        self.group = RankGroup(RankLogs(self._config, layout, dict(os.environ)), self._stacks, self._stopping)
+        self.group = RankGroup(RankLogs(self._plan, layout), self._stacks, self._stopping)
         self._pcontext = self.group  # what torch's check of ranks in uninterruptible sleep reads (`pids`)
         pids = {}
         for local_rank, env in envs.items():
@@ -77,8 +78,8 @@ class RankGroupAgent(LocalElasticAgent):
                           restart_count=spec.max_restarts - self._remaining_restarts,
                           max_restarts=spec.max_restarts, use_agent_store=spec.rdzv_handler.use_agent_store,
                           virtual_local_rank=spec.virtual_local_rank,
-                          visible_devices_env=accelerator_class(self._config.accelerator).visible_devices_env)
-        return worker_env(place, os.environ)
+                          visible_devices_env=self._plan.visible_devices_env)
+        return worker_env(place, self._plan.environ)
 
     def _monitor_workers(self, worker_group: WorkerGroup) -> RunResult:
         try:
@@ -131,4 +132,4 @@ class RankGroupAgent(LocalElasticAgent):
             self._health_check_server = None
         if self.group is not None:
             signum = self._stopping.sent if self._stopping.received is not None else death_sig
-            self.group.end(signum, self._config.settings.grace_period)
+            self.group.end(signum, self._plan.job.settings.grace_period)

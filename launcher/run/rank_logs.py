@@ -12,7 +12,7 @@ torch's own `DefaultLogsSpecs`, which gives the same folders and files):
 
 `LOG_ROOT/<run id>_XXXXXXXX/attempt_0/<local rank>/{stdout.log, stderr.log, error.json}`: a redirected stream
 goes to its file only; a teed one to its file and the terminal; any other is the terminal's. Streams the user
-leaves alone are handled as on the engine path (launcher/run/terminal_lines.py: rank_streams). A rank left out
+leaves alone are handled as on the engine path (launcher/run/node_plan.py: `NodePlan.streams`). A rank left out
 by --local-ranks-filter writes its files only, and nothing of it reaches the terminal.
 """
 
@@ -21,15 +21,13 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from string import Template
 from typing import IO, Any
 
-from launcher.contract.job_config import JobConfig
+from launcher.run.node_plan import NodePlan
 from launcher.run.output_copy import OutputCopies
-from launcher.run.terminal_lines import TEMPLATE_ENV, RankLines, rank_prefix, rank_streams, terminal
+from launcher.run.terminal_lines import RankLines, terminal
 
 __all__ = ["FilteredLines", "RankLogs", "LogLayout", "default_layout"]
 
@@ -37,17 +35,16 @@ __all__ = ["FilteredLines", "RankLogs", "LogLayout", "default_layout"]
 class RankLogs:
     """One attempt's streams: `popen_streams` for each rank, `start_copies` once it runs, `finish` after."""
 
-    def __init__(self, config: JobConfig, layout: Any, environ: Mapping[str, str]) -> None:
-        self._config, self._layout = config, layout
+    def __init__(self, plan: NodePlan, layout: Any) -> None:
+        self._plan, self._layout = plan, layout
         self._opened: list[IO[bytes]] = []
         self._copies = OutputCopies()
-        engine = config.settings.engine
+        engine = plan.job.settings.engine
         self._filtered: dict[int, tuple[IO[bytes], tuple[str, ...]]] = {}
         for fd, filters, path in ((1, engine.duplicate_stdout_filters, getattr(layout, "filtered_stdout", "")),
                                   (2, engine.duplicate_stderr_filters, getattr(layout, "filtered_stderr", ""))):
             if filters and path:
                 self._filtered[fd] = (self._open(path), filters)
-        self._template = environ.get(TEMPLATE_ENV)
 
     def error_file(self, local_rank: int) -> str | None:
         """The error file the layout gives the rank (None: none)."""
@@ -62,7 +59,7 @@ class RankLogs:
         """The prefix the rank's stderr reached the terminal under, as it came ("" for none); None when it did
         not reach it (redirected to its file, or left out by --local-ranks-filter)."""
         if local_rank in self._layout.tee_stderrs:
-            return rank_prefix(self._config, local_rank, 2).decode("utf-8", "replace")
+            return self._plan.prefix(local_rank, 2).decode("utf-8", "replace")
         return "" if not self._layout.stderrs.get(local_rank) else None
 
     def popen_streams(self, local_rank: int) -> tuple[object, object]:
@@ -88,20 +85,12 @@ class RankLogs:
                 continue
             teed = (self._layout.tee_stdouts if fd == 1 else self._layout.tee_stderrs)[local_rank]
             log = Path(teed).open("ab", buffering=0)  # the copy closes it at the stream's end
-            prefix = rank_prefix(self._config, local_rank, fd)
+            prefix = self._plan.prefix(local_rank, fd)
             lines: list[RankLines | FilteredLines] = [RankLines(terminal(fd), prefix)]
             if fd in self._filtered:
-                lines.append(FilteredLines(*self._filtered[fd], self._torch_header(local_rank)))
-            what = f"rank {self._config.global_rank(local_rank)}'s log {teed}"
+                lines.append(FilteredLines(*self._filtered[fd], self._plan.torch_header(local_rank)))
+            what = f"rank {self._plan.job.global_rank(local_rank)}'s log {teed}"
             self._copies.copy_pipe(pipe, log, lines, what, terminal(2))
-
-    def _torch_header(self, local_rank: int) -> bytes:
-        """torch's own header of a teed line: `[{role}{local_rank}]:`, or torchrun's template."""
-        role = self._config.settings.engine.role
-        text = (Template(self._template).safe_substitute(role_name=role, rank=self._config.global_rank(local_rank),
-                                                         local_rank=local_rank)
-                if self._template else f"[{role}{local_rank}]:")
-        return text.encode("utf-8", "replace")
 
     def finish(self, seconds: float) -> None:
         """Wait up to `seconds` for the copies to reach the end of their pipes, then close the files."""
@@ -152,13 +141,13 @@ class LogLayout:
     filtered_stderr: str = ""
 
 
-def default_layout(config: JobConfig, log_root: Path, run_id: str) -> LogLayout:
+def default_layout(plan: NodePlan, log_root: Path) -> LogLayout:
     """The folders of one attempt under `log_root`, made now, and each rank's files in them."""
-    attempt = Path(tempfile.mkdtemp(prefix=f"{run_id}_", dir=log_root)) / "attempt_0"
-    shown = set(config.settings.engine.local_ranks_filter) or None
+    attempt = Path(tempfile.mkdtemp(prefix=f"{plan.run_id}_", dir=log_root)) / "attempt_0"
+    shown = set(plan.job.settings.engine.local_ranks_filter) or None
     layout = LogLayout(filtered_stdout=str(attempt / "filtered_stdout.log"),
                        filtered_stderr=str(attempt / "filtered_stderr.log"))
-    for local_rank, (redirected, teed) in enumerate(rank_streams(config)):
+    for local_rank, (redirected, teed) in enumerate(plan.streams):
         folder = attempt / str(local_rank)
         folder.mkdir(parents=True)
         for bit, files, tees in ((1, layout.stdouts, layout.tee_stdouts), (2, layout.stderrs, layout.tee_stderrs)):

@@ -3,8 +3,9 @@ the environment it gets beyond torchrun's own variables (docs/CONTRACT.md sectio
 variables, as torchrun 2.13 gives them
 (torch/distributed/elastic/agent/server/local_elastic_agent.py, `_start_workers` and `_set_local_rank_env`).
 
-The direct path places each rank from its JobConfig (`direct_place`); the engine path from the worker group
-torch's rendezvous formed (launcher/run/rank_agent.py). Either way `worker_env` writes the variables.
+The direct path places each rank from its node plan (launcher/run/direct/direct_run.py); the engine path from the
+worker group torch's rendezvous formed (launcher/run/rank_agent.py). Either way `worker_env` writes the variables
+over the environment the plan holds for every rank.
 """
 
 from __future__ import annotations
@@ -15,12 +16,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from accelerators import accelerator_class
 from launcher.contract.job_config import JobConfig
 from launcher.contract.names import ACCELERATOR_VAR
 from launcher.errors import UsageError
 
-__all__ = ["RankPlace", "direct_place", "worker_env", "check_virtual_devices", "SIGNALS_VAR", "rank_command",
+__all__ = ["RankPlace", "worker_env", "check_virtual_devices", "SIGNALS_VAR", "rank_command",
            "node_environment", "omp_threads", "physical_cores", "COMPILE_THREADS_VAR"]
 
 # torch's launch_agent puts --signals-to-handle in its own environment, so every rank inherits it.
@@ -47,18 +47,6 @@ class RankPlace:
     use_agent_store: bool = True
     virtual_local_rank: bool = False
     visible_devices_env: str | None = None  # the job's accelerator's (accelerators/)
-
-
-def direct_place(config: JobConfig, local_rank: int, run_id: str, master: tuple[str, int]) -> RankPlace:
-    """A rank of a fixed job without restarts, placed as torchrun's static form places it."""
-    nodes = config.node_range[0]
-    world = int(config.world_size)  # each node's rank count where they differ (a hostfile's table)
-    rank = config.global_rank(local_rank)
-    return RankPlace(local_rank=local_rank, rank=rank, role=config.settings.engine.role, role_rank=rank,
-                     group_rank=config.node_rank, local_world_size=config.nproc_per_node, world_size=world,
-                     group_world_size=nodes, role_world_size=world, master=master, run_id=run_id,
-                     virtual_local_rank=config.settings.engine.virtual_local_rank,
-                     visible_devices_env=accelerator_class(config.accelerator).visible_devices_env)
 
 
 def worker_env(place: RankPlace, environ: Mapping[str, str]) -> dict[str, str]:

@@ -1,4 +1,5 @@
-"""torchrun's engine options reach torch elastic's LaunchConfig as torchrun hands them over."""
+"""torchrun's engine options reach torch elastic's agent (its worker spec, rendezvous and log layout) as torchrun
+hands them over."""
 
 from __future__ import annotations
 
@@ -17,10 +18,15 @@ from launcher.contract.rdzv_conf import parse_rdzv_conf
 from launcher.contract.resolved_backend import ResolvedBackend
 from launcher.contract.user_values import MAX_SECONDS
 from launcher.multinode.head.selection import HostFlags
+from launcher.run.job_scope import JobFolders
+from launcher.run.job_signals import StopState
+from launcher.run.node_plan import plan_node
+from launcher.run.rank_start import SIGNALS_VAR
 from launcher.run.rendezvous.choice import rendezvous
-from launcher.run.spawn import _elastic_config, _streams
+from launcher.run.spawn import _logs_specs
 
 BACKEND = ResolvedBackend("eager", "--compile-backend", "eager")
+ARGV = ["python", "train.py"]
 
 
 def job(engine: EngineOptions, **settings: object) -> JobConfig:
@@ -29,34 +35,48 @@ def job(engine: EngineOptions, **settings: object) -> JobConfig:
     return replace(config, rendezvous=rendezvous(config))  # as placing the job decides it
 
 
-def test_every_engine_option_reaches_the_launch_config(tmp_path: Path) -> None:
+def test_every_engine_option_reaches_the_agent(tmp_path: Path) -> None:
+    from launcher.run.agent_launch import rendezvous_parameters, worker_spec
+    from launcher.run.rank_agent import RankGroupAgent
+
     engine = EngineOptions(role="trainer", rdzv_conf=parse_rdzv_conf("join_timeout=77, read_timeout=9"),
                            local_addr="10.0.0.7", monitor_interval=0.5, local_ranks_filter=(1,),
                            event_log_handler="console", signals_to_handle="SIGTERM,SIGINT",
                            duplicate_stdout_filters=("loss",), duplicate_stderr_filters=("WARN", "ERR"),
                            virtual_local_rank=True)
-    config = _elastic_config(job(engine, grace_period=7.0), tmp_path)
-    assert (config.role, config.local_addr, config.monitor_interval) == ("trainer", "10.0.0.7", 0.5)
-    assert config.rdzv_configs["join_timeout"] == "77" and config.rdzv_configs["read_timeout"] == "9"
-    assert (config.event_log_handler, config.signals_to_handle) == ("console", "SIGTERM,SIGINT")
-    assert config.duplicate_stdout_filters == ["loss"] and config.duplicate_stderr_filters == ["WARN", "ERR"]
-    assert config.virtual_local_rank and config.shutdown_timeout == 7
-    assert config.logs_specs._local_ranks_filter == {1}
-    assert config.run_id == str(uuid.UUID(config.run_id))  # one node, no port: standalone, as for torchrun
-    assert _elastic_config(job(EngineOptions(), master_port=29999), tmp_path).run_id == "none"
+    plan = plan_node(job(engine, grace_period=7.0), {})
+    params = rendezvous_parameters(plan)
+    spec = worker_spec(plan, ARGV, params, None)
+    assert (spec.role, spec.local_addr, params.local_addr, spec.monitor_interval) == ("trainer", "10.0.0.7",
+                                                                                      "10.0.0.7", 0.5)
+    assert params.config["join_timeout"] == "77" and params.config["read_timeout"] == "9"
+    assert (spec.event_log_handler, plan.environ[SIGNALS_VAR]) == ("console", "SIGTERM,SIGINT")
+    assert spec.duplicate_stdout_filters == ["loss"] and spec.duplicate_stderr_filters == ["WARN", "ERR"]
+    logs_specs = _logs_specs(plan, tmp_path)
+    assert spec.virtual_local_rank and logs_specs._local_ranks_filter == {1}
+    agent = RankGroupAgent(spec, logs_specs, plan, StopState("SIGTERM"), JobFolders(tmp_path, tmp_path))
+    assert agent._shutdown_timeout == 7
+    assert params.run_id == str(uuid.UUID(params.run_id))  # one node, no port: standalone, as for torchrun
+    assert rendezvous_parameters(plan_node(job(EngineOptions(), master_port=29999), {})).run_id == "none"
 
 
 @pytest.mark.parametrize("engine", [EngineOptions(standalone=True), EngineOptions()], ids=["standalone", "one-node"])
-def test_standalone_gets_a_fresh_run_id_and_leaves_the_address_to_the_engine(tmp_path: Path,
-                                                                             engine: EngineOptions) -> None:
-    first = _elastic_config(job(engine), tmp_path)
-    second = _elastic_config(job(engine), tmp_path)
+def test_standalone_gets_a_fresh_run_id_and_leaves_the_address_to_the_engine(engine: EngineOptions) -> None:
+    from launcher.run.agent_launch import rendezvous_parameters
+
+    first = rendezvous_parameters(plan_node(job(engine), {}))
+    second = rendezvous_parameters(plan_node(job(engine), {}))
     assert first.run_id != second.run_id and first.local_addr is None
 
 
-def test_a_static_master_port_gives_the_ranks_the_master_address(tmp_path: Path) -> None:
-    config = _elastic_config(job(EngineOptions(), master_port=29999, master_addr="127.0.0.2"), tmp_path)
-    assert (config.rdzv_backend, config.rdzv_endpoint) == ("static", "127.0.0.2:29999")
+def test_a_static_master_port_gives_the_ranks_the_master_address() -> None:
+    from launcher.run.agent_launch import rendezvous_parameters, worker_spec
+
+    plan = plan_node(job(EngineOptions(), master_port=29999, master_addr="127.0.0.2"), {})
+    params = rendezvous_parameters(plan)
+    assert (params.backend, params.endpoint) == ("static", "127.0.0.2:29999")
+    assert (worker_spec(plan, ARGV, params, None).master_addr, worker_spec(plan, ARGV, params, None).master_port) == (
+        "127.0.0.2", 29999)
 
 
 @pytest.mark.parametrize(("redirects", "tee", "log_dir", "expected"), [
@@ -66,10 +86,13 @@ def test_a_static_master_port_gives_the_ranks_the_master_address(tmp_path: Path)
     ("0", "1", None, ({0: 0, 1: 0}, {0: 3, 1: 3})),        # stdout teed too
     ("0:2", "1:1", None, ({0: 2, 1: 0}, {0: 0, 1: 3})),    # per rank
 ])
-def test_redirects_and_tee_are_the_users_and_ours_fills_the_rest(redirects: str, tee: str, log_dir: str | None,
+def test_redirects_and_tee_are_the_users_and_ours_fills_the_rest(tmp_path: Path, redirects: str, tee: str,
+                                                                 log_dir: str | None,
                                                                  expected: tuple[dict, dict]) -> None:
-    found = _streams(job(EngineOptions(redirects=redirects, tee=tee), log_dir=log_dir))
-    assert tuple({rank: int(value) for rank, value in streams.items()} for streams in found) == expected
+    plan = plan_node(job(EngineOptions(redirects=redirects, tee=tee), log_dir=log_dir), {})
+    found = _logs_specs(plan, tmp_path)
+    assert ({rank: int(value) for rank, value in found._redirects.items()},
+            {rank: int(value) for rank, value in found._tee.items()}) == expected
 
 
 def test_std_values_read_as_torchs_std_from_str() -> None:

@@ -15,7 +15,7 @@ import pytest
 
 from launcher.contract.engine_options import EngineOptions
 from launcher.contract.rdzv_conf import parse_rdzv_conf
-from launcher.run.spawn import _elastic_config
+from launcher.run.node_plan import plan_node
 from tests.contract.test_engine_options import job
 from tests.launches import RECORD_RANK, CliRunnerFn, Launcher, clean_environ
 
@@ -59,10 +59,12 @@ def test_a_key_c10d_does_not_read_is_one_note_with_did_you_mean_and_the_launch_g
     assert "did you mean 'join_timeout' for 'join_timout'?" in note and "'read_timeout'" not in note.split("(")[0]
 
 
-def test_every_key_reaches_the_handler_as_torchrun_hands_it(tmp_path: Path) -> None:
+def test_every_key_reaches_the_handler_as_torchrun_hands_it() -> None:
+    from launcher.run.agent_launch import rendezvous_parameters
+
     engine = EngineOptions(rdzv_conf=parse_rdzv_conf("my_key=7,join_timeout=30"))
-    config = _elastic_config(job(engine, rdzv_backend="c10d", max_restarts=1), tmp_path)
-    assert config.rdzv_configs["my_key"] == "7" and config.rdzv_configs["join_timeout"] == "30"
+    params = rendezvous_parameters(plan_node(job(engine, rdzv_backend="c10d", max_restarts=1), {}))
+    assert params.config["my_key"] == "7" and params.config["join_timeout"] == "30"
 
 
 def test_a_known_keys_bad_value_is_still_refused(cli: CliRunnerFn) -> None:

@@ -13,6 +13,7 @@ from launcher.contract.engine_options import EngineOptions
 from launcher.contract.job_config import JobConfig, Program, RunSettings
 from launcher.contract.resolved_backend import ResolvedBackend
 from launcher.run.rank_group import RankGroup
+from launcher.run.node_plan import plan_node
 from launcher.run.rank_logs import RankLogs, default_layout
 
 BACKEND = ResolvedBackend("eager", "--compile-backend", "eager")
@@ -20,8 +21,9 @@ BACKEND = ResolvedBackend("eager", "--compile-backend", "eager")
 
 def group_of(tmp_path: Path, **engine: object) -> RankGroup:
     config = JobConfig(program=Program("script", "train.py"), backend=BACKEND, accelerator="cpu", nproc_per_node=2,
-                       settings=RunSettings(engine=EngineOptions(**engine)))
-    return RankGroup(RankLogs(config, default_layout(config, tmp_path, "run"), {}))
+                       settings=RunSettings(engine=EngineOptions(**engine)), rdzv_id="run")
+    plan = plan_node(config, {})
+    return RankGroup(RankLogs(plan, default_layout(plan, tmp_path)))
 
 
 def start(group: RankGroup, code: dict[int, str]) -> None:

@@ -1,37 +1,43 @@
 """A one-node job without restarts, started by the launcher itself: no torch in this process.
 
-The launcher binds and listens on the rendezvous socket (store_socket.py), starts rank 0 with that socket
-(it hosts the store: launcher/rank/store_host.py), then the other ranks, all at once, in one rank group
+The launcher binds and listens on the rendezvous socket before any rank starts (`listen_for_ranks`), starts rank 0
+with that socket (it hosts the store: launcher/rank/store_host.py), then the other ranks, all at once, in one rank group
 (launcher/run/rank_group.py, the engine path's own), and drives it: the first rank to fail stops the others
 within --grace-period and is reported; a stop signal, --timeout and SIGUSR1/SIGUSR2 act as on the engine path
 (docs/RELIABILITY.md). The job's start and end (the subreaper, the log folder, the sweep) are the engine
 path's too (launcher/run/job_scope.py).
+
+Rank 0 hosts torch's TCPStore on the socket; the other ranks connect as torch's env:// does. The launcher listens
+before any rank exists, so a rank's connect waits in the backlog until rank 0 accepts it, and two launches on one
+machine never race for a port (port 0: the kernel picks one). Like TCPStore's own server, it listens on every
+address (IPv6 and IPv4 where the host has both).
 """
 
 from __future__ import annotations
 
-import os
 import socket
 
 from launcher.contract.job_config import JobConfig
-from launcher.contract.names import AGREEMENT_VAR, LAUNCHER_PID_VAR, STORE_FD_VAR, SUCCESS_STATUS
+from launcher.contract.names import AGREEMENT_VAR, STORE_FD_VAR, SUCCESS_STATUS
 from launcher.errors import PortBusyError
-from launcher.run.direct.store_socket import listen_for_ranks
 from launcher.run.job_outcome import Deadline, JobOutcome, JobTimeout
 from launcher.run.job_scope import job_scope
 from launcher.run.job_signals import RanksStopped, StopState
 from launcher.run.rank_group import RankGroup
+from launcher.run.node_plan import NodePlan
 from launcher.run.rank_logs import RankLogs, default_layout
-from launcher.run.rank_start import SIGNALS_VAR, direct_place, rank_command, worker_env
-from launcher.run.rendezvous.choice import master_addr, run_id
+from launcher.run.rank_start import RankPlace, rank_command, worker_env
 from launcher.run.stacks.job_stacks import JobStacks
 from launcher.signal_rules import stop_outcome
 
 __all__ = ["run_direct"]
 
+_BACKLOG = 4096  # every rank's connect fits while rank 0 starts (the kernel caps it at somaxconn)
 
-def run_direct(config: JobConfig) -> JobOutcome:
+
+def run_direct(plan: NodePlan) -> JobOutcome:
     """Run the node's ranks to the end; never leaves a process of the job behind (launcher/run/job_scope.py)."""
+    config = plan.job
     stopping = StopState(config.settings.engine.signals_to_handle)
     with job_scope(config.settings, stopping) as folders:
         try:
@@ -39,24 +45,23 @@ def run_direct(config: JobConfig) -> JobOutcome:
             listener = listen_for_ranks(config) if config.node_rank == 0 else None
         except PortBusyError as exc:
             return JobOutcome(exc.exit_status, str(exc))
-        job_run_id = run_id(config)
-        group = RankGroup(RankLogs(config, default_layout(config, folders.logs, job_run_id), dict(os.environ)),
+        group = RankGroup(RankLogs(plan, default_layout(plan, folders.logs)),
                           JobStacks(folders.private, folders.logs if config.settings.log_dir is not None else None),
                           stopping)
-        outcome = _run(config, group, job_run_id, listener)
+        outcome = _run(plan, group, listener)
         return group.failure_outcome() if outcome is None else outcome
 
 
-def _run(config: JobConfig, group: RankGroup, job_run_id: str, listener: socket.socket | None) -> JobOutcome | None:
+def _run(plan: NodePlan, group: RankGroup, listener: socket.socket | None) -> JobOutcome | None:
     """Start the ranks; wait for the first failure (None), the last success, a stop signal or the timeout; end
     the group however that wait ended (an internal error too), with the stop signal's own signal if one came."""
-    settings = config.settings
-    argv = rank_command(config)  # before the ranks run: a signal until here ends the launch at once
+    settings = plan.job.settings
+    argv = rank_command(plan.job)  # before the ranks run: a signal until here ends the launch at once
     outcome: JobOutcome | None = JobOutcome(SUCCESS_STATUS)
     try:
         with group.stopping.ranks_running(group.send):  # after it, a stop signal only hurries the end
             try:
-                _start(config, argv, group, job_run_id, listener)
+                _start(plan, argv, group, listener)
                 if _one_failed(group, Deadline(settings.timeout)):
                     outcome = None
             except RanksStopped as exc:
@@ -71,17 +76,14 @@ def _run(config: JobConfig, group: RankGroup, job_run_id: str, listener: socket.
     return outcome
 
 
-def _start(config: JobConfig, argv: list[str], group: RankGroup, job_run_id: str,
-           listener: socket.socket | None) -> None:
+def _start(plan: NodePlan, argv: list[str], group: RankGroup, listener: socket.socket | None) -> None:
     """Rank 0 first, with the listening socket where this node has it (the launcher's copy is closed once the rank
     has it), then the rest."""
+    config = plan.job
     port = listener.getsockname()[1] if listener is not None else config.rendezvous.port
-    master = (master_addr(config), port)
-    environ = {**os.environ, **config.rank_env, LAUNCHER_PID_VAR: str(os.getpid()),
-               SIGNALS_VAR: config.settings.engine.signals_to_handle}
     nodes = config.node_range[0]
     for local_rank in range(config.nproc_per_node):
-        env = worker_env(direct_place(config, local_rank, job_run_id, master), environ)
+        env = worker_env(_place(plan, local_rank, (plan.master_addr, port)), plan.environ)
         if nodes > 1:  # no launcher imports torch, so the ranks agree (launcher/rank/node_agreement.py)
             env[AGREEMENT_VAR] = str(config.settings.rdzv_timeout)
         fds: tuple[int, ...] = ()
@@ -92,9 +94,48 @@ def _start(config: JobConfig, argv: list[str], group: RankGroup, job_run_id: str
             listener.close()
 
 
+def _place(plan: NodePlan, local_rank: int, master: tuple[str, int]) -> RankPlace:
+    """A rank of a fixed job without restarts, placed as torchrun's static form places it."""
+    config, engine = plan.job, plan.job.settings.engine
+    world = int(config.world_size)  # each node's rank count where they differ (a hostfile's table)
+    rank = config.global_rank(local_rank)
+    return RankPlace(local_rank=local_rank, rank=rank, role=engine.role, role_rank=rank, group_rank=config.node_rank,
+                     local_world_size=config.nproc_per_node, world_size=world, group_world_size=config.node_range[0],
+                     role_world_size=world, master=master, run_id=plan.run_id,
+                     virtual_local_rank=engine.virtual_local_rank, visible_devices_env=plan.visible_devices_env)
+
+
 def _one_failed(group: RankGroup, deadline: Deadline) -> bool:
     """Wait until every rank succeeded (False) or one failed (True); raises JobTimeout past the deadline."""
     while True:
         state = group.wait(deadline.remaining())
         if state is not None:
             return state == "failed"
+
+
+def listen_for_ranks(config: JobConfig) -> socket.socket:
+    """A listening socket on the rendezvous port (the kernel's pick when none is given): IPv6 and IPv4 where the
+    host has IPv6, else IPv4 alone."""
+    port = config.rendezvous.port
+    try:
+        return _listen(socket.AF_INET6, "::", port)
+    except OSError:
+        pass
+    try:
+        return _listen(socket.AF_INET, "0.0.0.0", port)
+    except OSError as exc:
+        raise PortBusyError(config.settings.master_addr, port, exc.strerror or str(exc)) from None
+
+
+def _listen(family: socket.AddressFamily, address: str, port: int) -> socket.socket:
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        if family == socket.AF_INET6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((address, port))
+        sock.listen(_BACKLOG)
+    except OSError:
+        sock.close()
+        raise
+    return sock

@@ -5,7 +5,9 @@ store on a free port, nobody to wait for: `one_node.py`). With more than one nod
 our handlers (`accel-c10d`, `accel-static`, in `backend_agreement`): the engine's own, plus a check that
 every node resolved one compile backend (another handler of torch's registry is used as it is). They are
 named here, torch-free, so that the plan can show them without importing torch. `rendezvous` is called once,
-where the job is placed on a node (launcher.prepare.build_job); the rest read `JobConfig.rendezvous`.
+where the job is placed on a node (launcher.prepare.build_job); the rest read `JobConfig.rendezvous`. The run id,
+the master address and standalone-likeness are derived once, in the node's plan (launcher/run/node_plan.py); the
+dry-run's table words the master address too (launcher/prepare/plan.py).
 """
 
 from __future__ import annotations
