@@ -4,8 +4,8 @@ torch keeps the rendezvous, the restarts, the membership, its watchdog and healt
 are one rank group of ours (launcher/run/rank_group.py), as on the direct path: their environment
 (rank_start.py), their log destinations (the `--logs-specs` layout's `reify`, the streams copied by us),
 their exits, the first failure, the shutdown window, their end (`RankGroup.end`). A stop signal raises
-RanksStopped inside `run()` (launcher/run/job_signals.py); its `finally` calls `_shutdown`, which ends the group
-with the signal the ranks get. --timeout is one deadline, checked at every look at the ranks.
+RanksStopped inside `run()` (launcher/run/job_signals.py); its `finally` calls torch's own `_shutdown`, whose
+close of the attempt's process context ends the group with the signal the ranks get. --timeout is one deadline, checked at every look at the ranks.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ class RankGroupAgent(LocalElasticAgent):
     def __init__(self, spec: WorkerSpec, logs_specs: Any, plan: NodePlan, stopping: StopState,
                  folders: JobFolders) -> None:
         settings = plan.job.settings
-        # torch's name for the grace period (our `_shutdown` keeps to --grace-period itself)
+        # torch's name for the grace period (an attempt's close keeps to --grace-period itself)
         super().__init__(spec=spec, logs_specs=logs_specs, shutdown_timeout=math.ceil(settings.grace_period))
         self._plan, self._stopping = plan, stopping
         self._stacks = JobStacks(folders.private, folders.logs if settings.log_dir is not None else None)
@@ -60,7 +60,7 @@ class RankGroupAgent(LocalElasticAgent):
         self._setup_healthcheck()
         layout = self._logs_specs.reify(envs)
         self.group = RankGroup(RankLogs(self._plan, layout), self._stacks, self._stopping)
-        self._pcontext = self.group  # what torch's check of ranks in uninterruptible sleep reads (`pids`)
+        self._pcontext = _AttemptContext(self.group, self._stopping, self._plan.job.settings.grace_period)
         pids = {}
         for local_rank, env in envs.items():
             argv = [spec.entrypoint, *macros.substitute(list(spec.args), str(local_rank))]
@@ -119,17 +119,20 @@ class RankGroupAgent(LocalElasticAgent):
             terminal(2).note(self.group.restart_note(attempt, restarts + 1))
         super()._restart_workers(worker_group)
 
-    def _stop_workers(self, worker_group: WorkerGroup) -> None:
-        self._shutdown()
 
-    def _shutdown(self, death_sig: signal.Signals = signal.SIGTERM, timeout: int = 30) -> None:
-        """Stop the latest attempt's ranks within --grace-period (a stop signal's own signal, if one came)."""
-        if self._worker_watchdog is not None:
-            self._worker_watchdog.stop()
-            self._worker_watchdog = None
-        if self._health_check_server is not None:
-            self._health_check_server.stop()
-            self._health_check_server = None
-        if self.group is not None:
-            signum = self._stopping.sent if self._stopping.received is not None else death_sig
-            self.group.end(signum, self._plan.job.settings.grace_period)
+class _AttemptContext:
+    """An attempt's rank group as torch's agent holds its process context (`_pcontext`): torch's check of ranks in
+    uninterruptible sleep reads `pids`, and torch's `_shutdown` calls `close`, which ends the group within
+    --grace-period, with a stop signal's own signal if one came."""
+
+    def __init__(self, group: RankGroup, stopping: StopState, grace_period: float) -> None:
+        self._group, self._stopping, self._grace_period = group, stopping, grace_period
+
+    def pids(self) -> dict[int, int]:
+        """The attempt's running ranks' pids, by local rank."""
+        return self._group.pids()
+
+    def close(self, death_sig: signal.Signals = signal.SIGTERM, timeout: int = 30) -> None:
+        """End the group; torch's `timeout` is --grace-period already."""
+        signum = self._stopping.sent if self._stopping.received is not None else death_sig
+        self._group.end(signum, self._grace_period)
