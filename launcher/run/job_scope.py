@@ -33,6 +33,11 @@ class JobFolders:
     logs: Path
     private: Path
 
+    @property
+    def kept_logs(self) -> Path | None:
+        """The logs' folder where the user named one (--log-dir): what is kept there outlives the job."""
+        return self.logs if self.logs != self.private else None
+
 
 @contextmanager
 def job_scope(settings: RunSettings, stopping: StopState) -> Iterator[JobFolders]:

@@ -42,7 +42,7 @@ class RankGroupAgent(LocalElasticAgent):
         # torch's name for the grace period (an attempt's close keeps to --grace-period itself)
         super().__init__(spec=spec, logs_specs=logs_specs, shutdown_timeout=math.ceil(settings.grace_period))
         self._plan, self._stopping = plan, stopping
-        self._stacks = JobStacks(folders.private, folders.logs if settings.log_dir is not None else None)
+        self._stacks = JobStacks(folders.private, folders.kept_logs)
         self._deadline = Deadline(settings.timeout)
         self.group: RankGroup | None = None
         self.wedged: str | None = None  # set when torch's check found a rank in uninterruptible sleep too long

@@ -19,7 +19,7 @@ from launcher.rank.compile_cache.job_share import JobShare
 from launcher.rank.compile_cache.kernels import KernelFiles
 from launcher.rank.compile_cache.node_share import NodeShare
 
-__all__ = ["GraphCache"]
+__all__ = ["GraphCache", "count"]
 
 
 class GraphCache:
@@ -77,7 +77,7 @@ class GraphCache:
             copy = node.read(key)  # left by a rank that held the lock before: now, or before this rank came
             if copy is not None:
                 node.unlock(key)
-                _count("node_copies_loaded")
+                count("node_copies_loaded")
                 return copy
         job = self._job()
         if job is None:
@@ -91,15 +91,15 @@ class GraphCache:
             copy = job.wait_for(key, claimer, self._wait)
         if copy is None:
             return None
-        _count("job_copies_fetched")
+        count("job_copies_fetched")
         if node is not None:
             node.write(key, copy)
             node.unlock(key)
         return copy
 
 
-def _count(name: str) -> None:
-    """Where a loaded graph came from, in torch's own counters beside inductor's cache hits
+def count(name: str) -> None:
+    """Where a loaded graph or probe library came from, in torch's own counters beside inductor's cache hits
     (`torch._dynamo.utils.counters["accel_launch"]`); torch is loaded: inductor is calling."""
     from torch._dynamo.utils import counters
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from launcher.rank.compile_cache.graph_cache import count
 from launcher.rank.compile_cache.job_share import JobShare
 from launcher.shared_files import publish_file
 
@@ -49,9 +50,7 @@ class ProbeLibraries:
                 publish_file(library, copy)
             except OSError:
                 return False
-            from torch._dynamo.utils import counters  # torch is loaded: inductor is probing
-
-            counters["accel_launch"]["probe_libraries_fetched"] += 1
+            count("probe_libraries_fetched")
         return False
 
     def built(self, name: str, library: Path) -> None:
