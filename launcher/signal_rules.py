@@ -72,14 +72,13 @@ class _Now:
     arrivals: int | None = None  # the read end of Python's wakeup descriptor: signal numbers in arrival order
 
 
-def install_signal_rules(signals: Iterable[int] | None = None) -> None:
+def install_signal_rules() -> None:
     """Give every stop and forwarded signal its handler (those the launcher was started with ignored stay
-    ignored) and ignore SIGPIPE and SIGXFSZ; or, given `signals`, put back the rules for those only (after
-    torch elastic put handlers of its own in their place)."""
+    ignored) and ignore SIGPIPE and SIGXFSZ."""
     if _Now.started_ignored is None:
         _watch_arrivals()
         _Now.started_ignored = frozenset(sig for sig in STOP | FORWARDED if signal.getsignal(sig) == signal.SIG_IGN)
-    for sig in STOP | FORWARDED | IGNORED if signals is None else signals:
+    for sig in STOP | FORWARDED | IGNORED:
         if sig in IGNORED or sig in _Now.started_ignored:
             _set(sig, signal.SIG_IGN)
         elif sig in STOP or sig in FORWARDED:
