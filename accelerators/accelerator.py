@@ -52,7 +52,7 @@ class Accelerator:
     # torchrun's word for this device in `--nproc-per-node` ('gpu' for cuda), if it has one.
     nproc_word: ClassVar[str | None] = None
     # DeepSpeed's `export_envs()` for this device: the head's variables with these prefixes reach every node of a
-    # hostfile launch, beside the runner's own (launcher/multinode/head/remote_env.py).
+    # hostfile launch, beside the runner's own (launcher/head/remote_env.py).
     export_env_prefixes: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self) -> None:

@@ -81,7 +81,7 @@ class Hosts(Place):
     on a cluster whose host names resolve: in its host's network and UTS namespaces, in a mount namespace of its
     own that shows a hosts file naming the four hosts as /etc/hosts (as_host.py; torch's c10d handler looks up
     the host's name), with GLOO_SOCKET_IFNAME naming the host's link (as accel-launch sets it itself:
-    launcher/multinode/node/addresses.py)."""
+    launcher/node/addresses.py)."""
 
     cluster: Cluster
     pack: bool

@@ -90,7 +90,7 @@ def hostfile(sizes: list[int], timeout: float) -> list[list[str]]:
     for lines in sizes:
         path = WORK / f"hostfile-{lines}"
         path.write_text("".join(f"node{index:06d} slots=1\n" for index in range(lines)))
-        select = ("import sys, time; from launcher.multinode.head.selection import HostFlags; t = time.perf_counter();"
+        select = ("import sys, time; from launcher.head.selection import HostFlags; t = time.perf_counter();"
                   " n = len(HostFlags(hostfile=sys.argv[1]).selected_nodes()); print(time.perf_counter() - t, n)")
         read = _timed([sys.executable, "-c", select, str(path)], timeout, parse=True)
         dry = _timed([str(BIN / "accel-launch"), "--hostfile", str(path), "--dry-run", str(NOOP)], timeout)

@@ -75,7 +75,7 @@ def test_no_module_of_the_launcher_writes_an_exit_status_as_a_number() -> None:
     ("def f():\n    return JobOutcome(status=-1)\n", "run/x.py"),
     ("fail('accel-launch', 'no', 1)\n", "cli/x.py"),
     ("def main() -> int:\n    return 0\n", "cli/x.py"),
-    ("def wait() -> tuple[int, str | None]:\n    return 0, None\n", "multinode/head/x.py"),
+    ("def wait() -> tuple[int, str | None]:\n    return 0, None\n", "head/x.py"),
     ("WRITE_ERROR_STATUS = 1\n", "cli/x.py"),
     ("class E(Exception):\n    exit_status = 2\n", "errors.py"),
 ])
@@ -85,7 +85,7 @@ def test_the_rule_finds_a_status_written_as_a_number(source: str, where: str) ->
 
 @pytest.mark.parametrize("source, where", [
     ("import sys\nsys.exit(FAILURE_STATUS)\n", "cli/x.py"),
-    ("def count() -> int:\n    return 1\n", "multinode/node/x.py"),  # a count, not a status
+    ("def count() -> int:\n    return 1\n", "node/x.py"),  # a count, not a status
     ("SUCCESS_STATUS = 0\n", TABLE),
     ("def f():\n    return JobOutcome(exc.exit_status, str(exc))\n", "run/x.py"),
 ])

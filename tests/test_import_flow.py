@@ -17,9 +17,8 @@ ROOT = Path(__file__).resolve().parents[1] / "launcher"
 # `__main__` is a command line, so it stands with cli.
 FLOW = (
     ("cli",),
-    ("prepare",),
-    ("multinode.head", "multinode.node"),
-    ("resolve",),
+    ("job",),
+    ("head", "node"),
     ("run",),
     ("rank",),
 )
@@ -75,15 +74,17 @@ def test_every_folder_imports_only_folders_below_it_in_the_flow() -> None:
 
 
 @pytest.mark.parametrize("source, target, allowed", [
-    ("run.spawn", "prepare.build_job", False),
-    ("multinode.head.commands", "multinode.node.identity", False),
-    ("multinode.node.identity", "multinode.head.selection", False),
-    ("rank.compile_hook", "resolve.backend_order", False),
-    ("contract.job_config", "prepare.build_job", False),
-    ("multinode.node.__main__", "cli.start", True),
-    ("prepare.build_job", "run.rank_process", True),
+    ("run.spawn", "job.build_job", False),
+    ("head.commands", "node.identity", False),
+    ("node.identity", "head.selection", False),
+    ("node.node_plan", "job.build_job", False),
+    ("rank.compile_hook", "job.backend_order", False),
+    ("contract.job_config", "job.build_job", False),
+    ("node.__main__", "cli.start", True),
+    ("job.build_job", "node.node_plan", True),
+    ("run.spawn", "node.node_plan", False),
+    ("run.direct_run", "contract.job_config", True),
     ("rank.bootstrap", "contract.names", True),
-    ("run.spawn", "run.rendezvous.choice", True),
 ])
 def test_the_rule_tells_an_upward_or_sideways_import_from_a_downward_one(source: str, target: str,
                                                                          allowed: bool) -> None:

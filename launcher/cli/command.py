@@ -1,4 +1,4 @@
-"""The `accel-launch` command: a thin click layer over `launcher.prepare.build_job` and `launcher.run.spawn`.
+"""The `accel-launch` command: a thin click layer over `launcher.job.build_job` and `launcher.run.spawn`.
 
 All user-facing text of a launch is written here, and every domain error becomes exit status 2 here.
 
@@ -34,10 +34,10 @@ from launcher.contract.names import COMPILE_SECRET_VAR, ERROR_FILE_VAR, VALIDATI
 from launcher.errors import FlagConflictError, LaunchError
 from launcher.escaped import escaped_lines, one_line
 from launcher.limits import address_space_problem, file_size_problem, open_files_problem
-from launcher.multinode.head.selection import HostFlags
-from launcher.prepare.build_job import PreparedJob, check_ports, prepare_job
-from launcher.prepare.plan import format_plan, plan_rows
-from launcher.prepare.validate import check_options, working_directory
+from launcher.head.selection import HostFlags
+from launcher.job.build_job import PreparedJob, check_ports, prepare_job
+from launcher.job.plan_table import format_plan, plan_rows
+from launcher.job.validate import check_options, working_directory
 from launcher.signal_rules import start_thread
 
 __all__ = ["accel_launch", "launch", "run_node_job", "save_pid", "remove_pid_file", "PID_FOLDER"]
@@ -98,18 +98,18 @@ def launch(ours: LaunchFlags, peers: PeerFlags, hosts: HostFlags, given: set[str
         check_options(options, cwd, head=through_runner)
         job = prepare_job(options, dict(os.environ), cwd, place=not through_runner)
         if through_runner:
-            from launcher.multinode.head.commands import hostfile_commands
+            from launcher.head.commands import hostfile_commands
 
-            commands = hostfile_commands(hosts, job.config, dict(os.environ), cwd)
+            commands = hostfile_commands(hosts, job.config, job.accelerator.name, dict(os.environ), cwd)
             if not dry_run:
-                from launcher.multinode.head.supervise import check_runner_found, make_room_for
+                from launcher.head.supervise import check_runner_found, make_room_for
 
                 check_runner_found(commands, hosts.runner)
                 make_room_for(commands)
         else:
             commands = None
             if not dry_run:
-                check_ports(job.config)
+                check_ports(job.plan)
         pid_file = save_pid() if peers.save_pid and not dry_run else None
     except LaunchError as exc:
         fail_with("accel-launch", exc)
@@ -117,20 +117,20 @@ def launch(ours: LaunchFlags, peers: PeerFlags, hosts: HostFlags, given: set[str
         click.echo(f"accel-launch: note: {escaped_lines(note)}", err=True)
     if dry_run:
         click.echo("accel-launch plan (dry run: nothing started)")
-        rows = plan_rows(job.config, job.detected_by, job.env_file)
+        rows = plan_rows(job, os.environ)
         if commands is not None:
-            from launcher.multinode.head.commands import describe_commands, node_job, sent_env
-            from launcher.prepare.build_job import nodes_path
+            from launcher.head.commands import describe_commands, node_job, sent_env
+            from launcher.job.build_job import nodes_path
 
             path = nodes_path(node_job(job.config, hosts.selected_nodes()), dict(os.environ))
             secrets = [value for value in (job.config.job_env.get(COMPILE_SECRET_VAR),
                                            os.environ.get(COMPILE_SECRET_VAR)) if value]
-            rows = [*rows[:4], ("launch path", path),
-                    *describe_commands(commands, list(sent_env(hosts, job.config, dict(os.environ), cwd)), secrets)]
+            sent = list(sent_env(hosts, job.accelerator.name, dict(os.environ), cwd))
+            rows = [*rows, ("launch path", path), *describe_commands(commands, sent, secrets)]
         click.echo(format_plan(rows))
         return
     if commands is not None:
-        from launcher.multinode.head.supervise import supervise
+        from launcher.head.supervise import supervise
 
         status, message = supervise(commands, job.config.settings.grace_period)
         if message:
@@ -142,10 +142,10 @@ def launch(ours: LaunchFlags, peers: PeerFlags, hosts: HostFlags, given: set[str
 
 def run_node_job() -> None:
     """A node launcher that a hostfile launch's head started: the job comes as data
-    (launcher.prepare.node_job), and this node only places it on itself."""
+    (launcher.job.node_job), and this node only places it on itself."""
     from launcher.contract.names import HEAD_VARS, STOP_ON_STDIN_EOF
-    from launcher.prepare.build_job import place_node_job
-    from launcher.prepare.node_job import read_node_job
+    from launcher.job.build_job import place_node_job
+    from launcher.job.node_job import read_node_job
 
     try:
         node_job = read_node_job(os.environ)
@@ -165,9 +165,9 @@ def _pack(kind: type[_Packed], flags: dict[str, Any], **known: Any) -> _Packed:
 
 def _run(job: PreparedJob, stop_on_stdin_eof: bool, pid_file: Path | None = None) -> None:
     """Start this node's ranks, say how the job ended, and exit with its status (`pid_file` removed first)."""
-    config = job.config
-    engine = config.engine_reason is not None
-    limit = (open_files_problem(config.nproc_per_node) or file_size_problem()
+    config, plan = job.config, job.plan
+    engine = plan.engine_reason is not None
+    limit = (open_files_problem(plan.local_world_size) or file_size_problem()
              or (address_space_problem() if engine else None))
     if limit is not None:
         remove_pid_file(pid_file)
@@ -180,11 +180,11 @@ def _run(job: PreparedJob, stop_on_stdin_eof: bool, pid_file: Path | None = None
         except LaunchError as exc:
             remove_pid_file(pid_file)
             fail_with("accel-launch", exc)
-    logging.getLogger(__name__).info("plan:\n%s", format_plan(plan_rows(config, job.detected_by, job.env_file)))
-    nodes = "" if config.nnodes == "1" else f" (node {config.node_rank} of {config.nnodes})"
+    logging.getLogger(__name__).info("plan:\n%s", format_plan(plan_rows(job, os.environ)))
+    nodes = "" if config.nnodes == "1" else f" (node {plan.node_rank} of {config.nnodes})"
     if not config.settings.quiet:
         click.echo(
-            f"accel-launch: {config.nproc_per_node} rank(s){nodes} on {config.accelerator}, "
+            f"accel-launch: {plan.local_world_size} rank(s){nodes} on {plan.accelerator}, "
             f"compile backend {one_line(config.backend.describe())}",  # one line, as --dry-run shows it
             err=True,
         )
@@ -197,7 +197,7 @@ def _run(job: PreparedJob, stop_on_stdin_eof: bool, pid_file: Path | None = None
     from launcher.run.failure.rank_failure import hand_on_root_cause
 
     own_error_file = os.environ.get(ERROR_FILE_VAR)  # a parent's, for this launcher: read before the job starts
-    outcome = run_job(config)
+    outcome = run_job(plan)
     if outcome.message:
         click.echo(f"accel-launch: {escaped_lines(outcome.message)}", err=True)
     problem = hand_on_root_cause(own_error_file, outcome.status, outcome.message, outcome.failure)

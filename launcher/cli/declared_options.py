@@ -20,7 +20,7 @@ from launcher.contract.engine_options import EngineOptions
 from launcher.contract.flag_field import FlagSpec, flag_fields
 from launcher.contract.run_settings import RunSettings
 from launcher.limits import NOT_A_NUMBER, CountError, Limit, integer, whole_number
-from launcher.prepare.options import LaunchOptions
+from launcher.job.options import LaunchOptions
 
 __all__ = ["DECLARED", "with_options", "declared_names", "options_of", "Integer", "Seconds"]
 

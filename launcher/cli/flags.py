@@ -22,10 +22,10 @@ from launcher.contract.job_config import Program
 from launcher.contract.run_settings import DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS, RunSettings
 from launcher.contract.names import DEFAULT_MASTER_PORT
 from launcher.errors import FlagConflictError, RefusedFlagError, UsageError
-from launcher.multinode.head.runners import REFUSED_RUNNERS
-from launcher.multinode.head.selection import HostFlags
-from launcher.prepare.local_slots import LOCALHOST, LocalSelection
-from launcher.prepare.options import LaunchOptions
+from launcher.head.runners import REFUSED_RUNNERS
+from launcher.head.selection import HostFlags
+from launcher.job.local_slots import LOCALHOST, LocalSelection
+from launcher.job.options import LaunchOptions
 
 __all__ = ["LaunchFlags", "launch_options", "shutdown_window", "SHUTDOWN_TIMEOUT_VAR"]
 

@@ -1,6 +1,6 @@
 """`accel-launch report`: what a launch on this machine would use, and why (docs/CONTRACT.md section 5).
 
-The report resolves a launch exactly as `accel-launch` would (launcher.prepare.build_job) and shows it. When
+The report resolves a launch exactly as `accel-launch` would (launcher.job.build_job) and shows it. When
 that launch would be refused (a backend this accelerator does not support), the report still prints its
 table, says so in the row of the backend, and ends with the launch's own error line and exit status 2.
 """
@@ -20,11 +20,11 @@ from launcher.cli.stacks import STACKS, STACKS_PROG, stacks_command
 from launcher.contract.job_config import Program
 from launcher.contract.names import VALIDATION_STATUS
 from launcher.errors import LaunchError
-from launcher.prepare.build_job import resolve_job
-from launcher.prepare.options import LaunchOptions
-from launcher.prepare.plan import format_plan
-from launcher.prepare.validate import working_directory
-from launcher.resolve.node_check import check_backend
+from launcher.job.build_job import resolve_job
+from launcher.job.options import LaunchOptions
+from launcher.job.plan_table import format_plan
+from launcher.job.validate import working_directory
+from launcher.node.node_check import check_backend
 
 __all__ = ["report_rows", "report_command", "WithReport", "REPORT_PROG"]
 

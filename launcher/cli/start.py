@@ -32,7 +32,7 @@ def report_main() -> None:
 
 
 def node_main() -> None:
-    """`python -m launcher.multinode.node`: a node launcher that a hostfile launch's head started (its job, in
+    """`python -m launcher.node`: a node launcher that a hostfile launch's head started (its job, in
     HEAD_VARS, is removed once read: launcher.cli.command.run_node_job)."""
     _start(_node, "accel-launch", node_launcher=True)
 

@@ -1,9 +1,17 @@
-"""The job a launch resolves to (`JobConfig`): built once by `launcher.prepare`, used by the plan, the report
-and the run and, as data (JSON), by every node of a hostfile launch.
+"""The job in its two phases, as types: `JobConfig`, what the head decides and every node receives (frozen, JSON;
+built once by launcher.job), and `NodePlan`, this node's part of it, derived once where the job is placed on the
+node (launcher.node.node_plan): its accelerator, node rank, rank count, rendezvous, launch path, run id, master
+address, each rank's streams and the environment every rank starts from. The run reads the plan and no environment.
 
 `RunSettings` (launcher.contract.run_settings) is the part that passes from the command line to the engine
 unchanged: it is carried whole, never copied field by field, so a new setting reaches every node without being
 remembered anywhere.
+
+Prefixes as torchrun's (`NodePlan.prefix`): a stream the user teed (`--tee`) is shown as torchrun shows it: every
+line under torch elastic's own header, `[{role}{local_rank}]:` (`[default0]:`). The stderr we tee ourselves (kept
+for the failure summary) gets one `[rankN]:` per line of a multi-rank job, never doubled when torch already wrote
+`[rankN]:` itself, and none for a one-rank job. The stdout we tee for --log-dir is shown bare, as without the flag.
+A template in torchrun's variable is used as it is, as torchrun does.
 """
 
 from __future__ import annotations
@@ -12,23 +20,33 @@ import itertools
 import json
 import math
 import shlex
+import sys
 import types
 import typing
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
+from string import Template
 
 from launcher.contract.resolved_backend import ResolvedBackend
 from launcher.contract.run_settings import RunSettings
 from launcher.errors import UsageError
 from launcher.limits import NODES, TOTAL_RANKS, check_count, whole_number
 
-__all__ = ["Program", "RunSettings", "Rendezvous", "JobConfig", "JobDataError", "PROGRAM_MODES", "PROGRAM_PREFIX",
-           "rank_runs"]
+__all__ = ["Program", "RunSettings", "Rendezvous", "JobConfig", "NodePlan", "RankPlace", "JobDataError",
+           "PROGRAM_MODES", "PROGRAM_PREFIX", "rank_runs", "rank_command", "AGREEMENT_PREFIX", "ONE_NODE_BACKEND",
+           "AGREEING"]
 
 PROGRAM_MODES = ("script", "module", "exec")
 # How each mode is written after the launcher's own options.
 PROGRAM_PREFIX = {"script": (), "module": ("-m",), "exec": ("--no-python",)}
+# Rendezvous handlers of ours (launcher/run/rendezvous/): torch's own with the nodes' backend agreement
+# (`accel-c10d`, `accel-static`), and a lone node's own store (`one-node`). AGREEING: torch's handlers that ours
+# wrap; any other (etcd, a torchrun.handlers plugin) is used as torchrun uses it.
+AGREEMENT_PREFIX = "accel-"
+ONE_NODE_BACKEND = "one-node"
+AGREEING = ("c10d", "static")
+_OUT, _ERR = 1, 2
 
 
 class JobDataError(ValueError):
@@ -59,7 +77,7 @@ class Program:
 
 @dataclass(frozen=True)
 class Rendezvous:
-    """Where this node's launcher meets the others (launcher.run.rendezvous.choice): torch's handler name, the
+    """Where this node's launcher meets the others (launcher.node.rendezvous_choice): torch's handler name, the
     endpoint `host:port` (port 0: a free one), and the handler's options (JSON values)."""
 
     backend: str
@@ -74,25 +92,20 @@ class Rendezvous:
 
 @dataclass(frozen=True)
 class JobConfig:
-    """Everything a node launcher needs to start its ranks.
+    """The job the head decides: the same on every node, and what a hostfile launch's head sends each node.
 
     `job_env` is the same on every node (the env file's values, `extra_env`); `backend` reaches every rank as its
-    environment form; `node_env` is this node's own (its accelerator, devices, threads, cores, and where it
-    sits in the rendezvous).
+    environment form. What differs from node to node is in the node's plan (`NodePlan`).
     """
 
     program: Program
     backend: ResolvedBackend
-    accelerator: str
-    nproc_per_node: int
+    nproc_per_node: int  # each node's rank count, unless `rank_counts` says
     settings: RunSettings = field(default_factory=RunSettings)
     accelerator_choice: str | None = None  # the name the user gave (flag, env, env file); None: each node detects
     nnodes: str = "1"
-    node_rank: int = 0
     rdzv_endpoint: str = ""
     rdzv_id: str = ""
-    node_addr: str | None = None  # multi-node: this node's address for the others (launcher.multinode.node.addresses)
-    hosts_store: bool | None = None  # multi-node: whether this node hosts the rendezvous store (None: torch guesses)
     # Several nodes whose runner or head said each node's rank before it started (a hostfile's head, Slurm, OpenMPI),
     # meeting at the first node's address: the endpoint is node 0's master port, not a rendezvous to learn ranks at.
     node_rank_known: bool = False
@@ -101,23 +114,13 @@ class JobConfig:
     # job every node gets stays one pair for a uniform table of any size. Empty: every node runs nproc_per_node.
     rank_counts: tuple[tuple[int, int], ...] = ()
     job_env: dict[str, str] = field(default_factory=dict)
-    node_env: dict[str, str] = field(default_factory=dict)
-    # Decided once, where the job is placed on a node (launcher.prepare.build_job), never read again from the
-    # environment: the rendezvous (None until placed) and why torch elastic's agent starts the ranks (None: the
-    # launcher starts them itself, the direct path: launcher.run.direct.path_choice).
-    rendezvous: Rendezvous | None = None
-    engine_reason: str | None = None
 
     def __post_init__(self) -> None:
         if self.nproc_per_node < 1:
             raise UsageError("--nproc-per-node", self.nproc_per_node, "must be at least 1")
-        if self.node_rank < 0:
-            raise UsageError("--node-rank", self.node_rank, "must be 0 or more")
         low, high = _parse_nnodes(self.nnodes)
         if high > 1 and not self.rdzv_endpoint and self.settings.master_port is None:
             raise UsageError("--nnodes", self.nnodes, "more than one node needs --rdzv-endpoint or --master-port")
-        if self.node_rank >= high:
-            raise UsageError("--node-rank", self.node_rank, f"must be below --nnodes {self.nnodes}")
         check_count(high * self.nproc_per_node, "--nnodes times --nproc-per-node", TOTAL_RANKS)
         runs = self.rank_counts
         if runs and (low != high or any(len(run) != 2 or min(run) < 1 for run in runs)
@@ -127,25 +130,17 @@ class JobConfig:
         if runs:
             check_count(self.ranks_before(high), "the ranks of all nodes", TOTAL_RANKS)
 
+    def check_node_rank(self, node_rank: int) -> None:
+        """UsageError unless `node_rank` is the rank of one of the job's nodes."""
+        if node_rank < 0:
+            raise UsageError("--node-rank", node_rank, "must be 0 or more")
+        if node_rank >= self.node_range[1]:
+            raise UsageError("--node-rank", node_rank, f"must be below --nnodes {self.nnodes}")
+
     @property
     def node_range(self) -> tuple[int, int]:
         """(min_nodes, max_nodes) from `N` or `MIN:MAX`."""
         return _parse_nnodes(self.nnodes)
-
-    @property
-    def world_size(self) -> str:
-        """The number of ranks, or a range when the node count is elastic."""
-        low, high = self.node_range
-        if self.rank_counts:
-            return str(self.ranks_before(high))
-        if low == high:
-            return str(low * self.nproc_per_node)
-        return f"{low * self.nproc_per_node}..{high * self.nproc_per_node}"
-
-    def global_rank(self, local_rank: int) -> int:
-        """The job's rank of this node's local rank `local_rank` (a fixed node count): the earlier nodes' ranks
-        counted first, as torch elastic numbers them."""
-        return self.ranks_before(self.node_rank) + local_rank
 
     def ranks_before(self, node_rank: int) -> int:
         """How many ranks the nodes below `node_rank` run (every node nproc_per_node unless `rank_counts` says)."""
@@ -160,11 +155,6 @@ class JobConfig:
         """The rank count of node `node_rank` as `rank_counts` says it; None when they are not known."""
         return self.ranks_before(node_rank + 1) - self.ranks_before(node_rank) if self.rank_counts else None
 
-    @property
-    def rank_env(self) -> dict[str, str]:
-        """What this node's ranks get on top of the launcher's environment."""
-        return {**self.job_env, **self.backend.environment(), **self.node_env}
-
     def to_json(self) -> str:
         """The config as JSON text (`from_json` gives it back equal)."""
         return json.dumps(_data(self), separators=(",", ":"))
@@ -173,6 +163,118 @@ class JobConfig:
     def from_json(cls, text: str) -> JobConfig:
         """The config `to_json` wrote; raises JobDataError, ValueError (or TypeError) on anything else."""
         return _build(cls, json.loads(text))
+
+
+@dataclass(frozen=True)
+class RankPlace:
+    """Where one rank stands in the job: what torch elastic tells a worker."""
+
+    local_rank: int
+    rank: int
+    role: str
+    role_rank: int
+    group_rank: int
+    local_world_size: int
+    world_size: int
+    group_world_size: int
+    role_world_size: int
+    master: tuple[str, int]
+    run_id: str
+    restart_count: int = 0
+    max_restarts: int = 0
+    use_agent_store: bool = True
+    virtual_local_rank: bool = False
+    visible_devices_env: str | None = None  # the job's accelerator's (accelerators/)
+
+
+@dataclass(frozen=True)
+class NodePlan:
+    """This node's part of `job`, derived once where the job is placed on the node; `environ` is read-only."""
+
+    job: JobConfig
+    accelerator: str  # this node's
+    node_rank: int
+    local_world_size: int  # this node's rank count
+    node_env: dict[str, str]  # this node's own: its accelerator, devices, threads, cores, its side of the rendezvous
+    rendezvous: Rendezvous
+    engine_reason: str | None  # why torch elastic's agent starts the ranks; None: the launcher itself (direct)
+    run_id: str  # --rdzv-id, else a fresh uuid where torchrun runs standalone, else `none`
+    # MASTER_ADDR where the ranks meet at a known address, as torchrun gives it (launcher/node/rendezvous_choice.py):
+    # the direct path's; on the engine path torch's rendezvous names the master
+    master_addr: str
+    standalone: bool  # torchrun would run the job as --standalone
+    streams: tuple[tuple[int, int], ...]  # each local rank's (redirected, teed) streams, 1 stdout and 2 stderr
+    tee_asked: tuple[int, ...]  # each local rank's streams the user teed (--tee): they keep torch's header
+    prefix_template: str | None  # torchrun's TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE, when set
+    visible_devices_env: str | None  # the variable that lists the accelerator's visible devices
+    environ: Mapping[str, str]  # what every rank starts from: the launcher's, the job's, the node's, torch's
+
+    def __post_init__(self) -> None:
+        self.job.check_node_rank(self.node_rank)
+
+    @property
+    def world_size(self) -> str:
+        """The number of ranks, or a range when the node count is elastic."""
+        low, high = self.job.node_range
+        if self.job.rank_counts:
+            return str(self.job.ranks_before(high))
+        if low == high:
+            return str(low * self.local_world_size)
+        return f"{low * self.local_world_size}..{high * self.local_world_size}"
+
+    def rank_place(self, local_rank: int, master: tuple[str, int]) -> RankPlace:
+        """Where local rank `local_rank` stands in a fixed job without restarts, meeting at `master`, as torchrun's
+        static form places it (the direct path; torch's rendezvous places the engine path's ranks)."""
+        engine = self.job.settings.engine
+        world = int(self.world_size)  # each node's rank count where they differ (a hostfile's table)
+        rank = self.global_rank(local_rank)
+        return RankPlace(local_rank=local_rank, rank=rank, role=engine.role, role_rank=rank,
+                         group_rank=self.node_rank, local_world_size=self.local_world_size, world_size=world,
+                         group_world_size=self.job.node_range[0], role_world_size=world, master=master,
+                         run_id=self.run_id, virtual_local_rank=engine.virtual_local_rank,
+                         visible_devices_env=self.visible_devices_env)
+
+    def global_rank(self, local_rank: int) -> int:
+        """The job's rank of this node's local rank `local_rank` (a fixed node count): the earlier nodes' ranks
+        counted first, as torch elastic numbers them."""
+        before = self.job.ranks_before(self.node_rank) if self.job.rank_counts else self.node_rank * \
+            self.local_world_size
+        return before + local_rank
+
+    @property
+    def rank_env(self) -> dict[str, str]:
+        """What this node's ranks get on top of the launcher's environment."""
+        return {**self.job.job_env, **self.job.backend.environment(), **self.node_env}
+
+    def prefix(self, local_rank: int, stream: int) -> bytes:
+        """The prefix of every line of local rank `local_rank`'s stream (1 stdout, 2 stderr) on the terminal."""
+        role = self.job.settings.engine.role
+        teed = self.tee_asked[local_rank] & stream
+        if stream == _OUT and not teed:  # the copy --log-dir keeps: the terminal shows what it shows without it
+            text = ""
+        elif self.prefix_template:
+            text = self.torch_header(local_rank).decode("utf-8", "replace")
+        elif teed:
+            text = f"[{role}{local_rank}]:"
+        elif self.job.node_range[1] * self.local_world_size > 1:
+            text = f"[rank{self.global_rank(local_rank)}]:"
+        else:
+            text = ""
+        return text.encode("utf-8", "replace")
+
+    def torch_header(self, local_rank: int) -> bytes:
+        """torch's own header of a teed line: `[{role}{local_rank}]:`, or torchrun's template."""
+        role = self.job.settings.engine.role
+        text = (Template(self.prefix_template).safe_substitute(role_name=role, rank=self.global_rank(local_rank),
+                                                               local_rank=local_rank)
+                if self.prefix_template else f"[{role}{local_rank}]:")
+        return text.encode("utf-8", "replace")
+
+
+def rank_command(job: JobConfig) -> list[str]:
+    """The argv each rank runs: the bootstrap (`-P`: not found in the user's folder), then the user's program."""
+    program = job.program
+    return [sys.executable, "-P", "-m", "launcher.rank.bootstrap", program.mode, program.target, *program.args]
 
 
 def rank_runs(counts: Iterable[int]) -> tuple[tuple[int, int], ...]:

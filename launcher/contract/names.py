@@ -7,7 +7,8 @@ from __future__ import annotations
 import signal
 
 __all__ = [
-    "BACKEND_VAR", "BACKEND_SOURCE_VAR", "ACCELERATOR_VAR", "LAUNCHER_PID_VAR", "CPU_BINDING_VAR", "TORCHRUN_VARS",
+    "BACKEND_VAR", "BACKEND_SOURCE_VAR", "ACCELERATOR_VAR", "LAUNCHER_PID_VAR", "SIGNALS_VAR", "CPU_BINDING_VAR",
+    "TORCHRUN_VARS",
     "NODE_JOB_VAR", "NODE_HOSTS_VAR", "NODE_DEVICES_VAR", "NODE_RANK_VAR", "NODE_HOST_VAR", "NODE_COUNT_VAR",
     "STOP_ON_STDIN_EOF", "ACCELERATOR_KEYWORD", "DEFAULT_SOURCE", "DEFAULT_MASTER_PORT", "TORCHRUN_RUN_ID",
     "SUCCESS_STATUS", "FAILURE_STATUS", "VALIDATION_STATUS", "TIMEOUT_STATUS", "SIGNAL_STATUS_BASE",
@@ -37,6 +38,8 @@ COMPILE_WAIT_SECONDS = 600
 # What every rank gets beyond torchrun's own variables.
 ACCELERATOR_VAR = "ACCEL_ACCELERATOR"
 LAUNCHER_PID_VAR = "ACCEL_LAUNCHER_PID"
+# torch's launch_agent puts --signals-to-handle in its own environment, so every rank inherits it.
+SIGNALS_VAR = "TORCHELASTIC_SIGNALS_TO_HANDLE"
 # Local rank i's cores are the i-th `;`-separated group: `0,1;2,3` pins rank 0 to 0-1 and rank 1 to 2-3.
 CPU_BINDING_VAR = "ACCEL_CPU_BINDING"
 # The signal Linux sends a rank when its launcher dies (launcher/rank/launcher_link.py): one that no program is

@@ -1,6 +1,6 @@
 """The resolved compile backend of a launch: one type, and the forms it travels in.
 
-`ResolvedBackend` is resolved once (launcher.resolve.backend_order) and held once, by the JobConfig, which
+`ResolvedBackend` is resolved once (launcher.job.backend_order) and held once, by the JobConfig, which
 carries it whole to every node. Every rank gets it as two variables (`environment`, read back with
 `from_environment`); every node of a multi-node job claims it at the rendezvous (`rendezvous_options`,
 read back as a `BackendClaim`). Whether an accelerator accepts it is judged by `backend_refusal`: by the

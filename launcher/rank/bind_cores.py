@@ -1,4 +1,4 @@
-"""A rank's side of the CPU binding: its share of the cores the launcher split (launcher.prepare.core_split),
+"""A rank's side of the CPU binding: its share of the cores the launcher split (launcher.node.core_split),
 read from one variable and applied to this process before any user code.
 """
 

@@ -12,11 +12,11 @@ from torch.distributed.elastic.rendezvous import RendezvousHandler, RendezvousPa
 from torch.distributed.elastic.rendezvous import registry as rdzv_registry
 from torch.distributed.elastic.rendezvous.utils import parse_rendezvous_endpoint
 
+from launcher.contract.job_config import NodePlan
 from launcher.contract.names import FAILURE_STATUS, SUCCESS_STATUS
 from launcher.run.job_outcome import JobOutcome
 from launcher.run.job_scope import JobFolders
 from launcher.run.job_signals import RanksStopped, StopState
-from launcher.run.node_plan import NodePlan
 from launcher.run.rank_agent import RankGroupAgent
 
 __all__ = ["run_agent", "rendezvous_parameters", "worker_spec"]
@@ -65,7 +65,7 @@ def rendezvous_parameters(plan: NodePlan) -> RendezvousParameters:
     localhost:0) its ranks get this host's name and a fresh run id, and so do ours; a rendezvous of ours on a free
     port otherwise names this node by --master-addr (or --local-addr)."""
     config, settings = plan.job, plan.job.settings
-    meeting, engine = config.rendezvous, settings.engine
+    meeting, engine = plan.rendezvous, settings.engine
     own_free_port = meeting.endpoint.endswith(":0") and not plan.standalone
     options = {**meeting.options, **engine.rdzv_conf}
     options.setdefault("timeout", _DEFAULT_RDZV_TIMEOUT)
@@ -80,10 +80,10 @@ def worker_spec(plan: NodePlan, argv: list[str], params: RendezvousParameters,
                 rdzv_handler: RendezvousHandler | None) -> WorkerSpec:
     """The node's ranks, each running `argv`, as torch's agent runs them, meeting through `rdzv_handler` (made from
     `params`)."""
-    config, settings = plan.job, plan.job.settings
+    settings = plan.job.settings
     engine = settings.engine
     master_addr, master_port = _static_master(params)
-    return WorkerSpec(role=engine.role, local_world_size=config.nproc_per_node, entrypoint=argv[0],
+    return WorkerSpec(role=engine.role, local_world_size=plan.local_world_size, entrypoint=argv[0],
                       args=tuple(argv[1:]), rdzv_handler=rdzv_handler, max_restarts=settings.max_restarts,
                       monitor_interval=engine.monitor_interval, master_addr=master_addr, master_port=master_port,
                       local_addr=params.local_addr, event_log_handler=engine.event_log_handler,

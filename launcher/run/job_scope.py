@@ -1,5 +1,5 @@
 """One node's job from its start to nothing left, the same on both launch paths (spawn.py: torch's engine;
-direct/direct_run.py: the launcher's own loop).
+direct_run.py: the launcher's own loop).
 
 The launcher becomes the subreaper of its ranks, makes the private folder for their logs, reaps what the
 ranks leave behind as it ends while the job runs (reaper.py), and starts the keeper that ends the job within the

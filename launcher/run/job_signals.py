@@ -1,7 +1,7 @@
 """Signals while a node's job runs, the same on both launch paths (the rules: launcher/signal_rules.py,
 docs/RELIABILITY.md).
 
-A job's stop is one object, `StopState`, made by its driver (launcher/run/direct/direct_run.py, spawn.py) and
+A job's stop is one object, `StopState`, made by its driver (launcher/run/direct_run.py, launcher/run/spawn.py) and
 handed to those who change or read it: the ranks' run (`ranks_running`), their stop (rank_stop.py), the sweeps
 (reaper.py), torch's agent (rank_agent.py). From the ranks' start to the launcher's exit it is what a stop signal
 does. While the ranks run, the first raises `RanksStopped` where the driver is (the direct path's loop, or inside

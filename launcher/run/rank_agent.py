@@ -19,14 +19,14 @@ from torch.distributed.elastic.agent.server.api import RunResult, WorkerGroup, W
 from torch.distributed.elastic.agent.server.local_elastic_agent import LocalElasticAgent
 from torch.distributed.elastic.utils import macros
 
+from launcher.contract.job_config import NodePlan, RankPlace
 from launcher.run.failure.rank_failure import this_host
 from launcher.run.job_outcome import Deadline, JobTimeout
 from launcher.run.job_scope import JobFolders
-from launcher.run.job_signals import RanksStopped, StopState
-from launcher.run.node_plan import NodePlan
+from launcher.run.job_signals import StopState
 from launcher.run.rank_group import RankGroup
 from launcher.run.rank_logs import RankLogs
-from launcher.run.rank_start import RankPlace, worker_env
+from launcher.run.rank_start import worker_env
 from launcher.run.stacks.job_stacks import JobStacks
 from launcher.run.terminal_lines import terminal
 

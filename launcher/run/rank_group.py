@@ -1,5 +1,5 @@
 """One node's ranks for one attempt, the same under both drivers: the direct path's loop
-(launcher/run/direct/direct_run.py) and torch elastic's agent (launcher/run/rank_agent.py).
+(launcher/run/direct_run.py) and torch elastic's agent (launcher/run/rank_agent.py).
 
 The group starts each rank from its argv and environment in a session of its own, its teed streams copied to
 their files and the terminal under their prefixes (rank_logs.py), watches their exits (rank_processes.py),

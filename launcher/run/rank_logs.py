@@ -12,7 +12,7 @@ torch's own `DefaultLogsSpecs`, which gives the same folders and files):
 
 `LOG_ROOT/<run id>_XXXXXXXX/attempt_0/<local rank>/{stdout.log, stderr.log, error.json}`: a redirected stream
 goes to its file only; a teed one to its file and the terminal; any other is the terminal's. Streams the user
-leaves alone are handled as on the engine path (launcher/run/node_plan.py: `NodePlan.streams`). A rank left out
+leaves alone are handled as on the engine path (the node's plan: `NodePlan.streams`). A rank left out
 by --local-ranks-filter writes its files only, and nothing of it reaches the terminal.
 """
 
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from launcher.run.node_plan import NodePlan
+from launcher.contract.job_config import NodePlan
 from launcher.run.output_copy import OutputCopies
 from launcher.run.terminal_lines import RankLines, terminal
 
@@ -89,7 +89,7 @@ class RankLogs:
             lines: list[RankLines | FilteredLines] = [RankLines(terminal(fd), prefix)]
             if fd in self._filtered:
                 lines.append(FilteredLines(*self._filtered[fd], self._plan.torch_header(local_rank)))
-            what = f"rank {self._plan.job.global_rank(local_rank)}'s log {teed}"
+            what = f"rank {self._plan.global_rank(local_rank)}'s log {teed}"
             self._copies.copy_pipe(pipe, log, lines, what, terminal(2))
 
     def finish(self, seconds: float) -> None:

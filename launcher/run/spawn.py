@@ -1,6 +1,6 @@
 """Starting the ranks of one node on torch.distributed.elastic, and reporting how the job ended.
 
-With launcher/run/direct/direct_run.py (a lone node without restarts, started without torch: `run_job` sends such
+With launcher/run/direct_run.py (a lone node without restarts, started without torch: `run_job` sends such
 a job there), this is the only module that changes process state: it exports the job's environment and runs
 the elastic agent within the job's scope (launcher/run/job_scope.py: the subreaper, the log folder, the sweep),
 as the direct path does.
@@ -16,15 +16,12 @@ import sys
 from pathlib import Path
 
 from launcher.contract.engine_options import DEFAULT_LOGS_SPECS
-from launcher.contract.job_config import JobConfig
+from launcher.contract.job_config import AGREEMENT_PREFIX, ONE_NODE_BACKEND, NodePlan, rank_command
 from launcher.contract.names import FAILURE_STATUS
 from launcher.errors import LogsSpecsError
 from launcher.run.job_outcome import JobOutcome, JobTimeout
 from launcher.run.job_scope import job_scope
 from launcher.run.job_signals import RanksStopped, StopState
-from launcher.run.node_plan import NodePlan, plan_node
-from launcher.run.rank_start import rank_command
-from launcher.run.rendezvous.choice import AGREEMENT_PREFIX, ONE_NODE_BACKEND
 from launcher.signal_rules import stop_outcome
 
 __all__ = ["run_job", "silence_engine_logs", "logs_specs_class"]
@@ -32,13 +29,12 @@ __all__ = ["run_job", "silence_engine_logs", "logs_specs_class"]
 logger = logging.getLogger(__name__)
 
 
-def run_job(config: JobConfig) -> JobOutcome:
-    """Run the node's ranks to the end; never leaves a process of the job behind. A job the launcher can start
-    itself takes the direct path (launcher/run/direct/), without torch in this process. The node's plan is made
-    here, once, from the job and the launcher's environment; nothing after reads the environment."""
-    plan = plan_node(config, os.environ)
+def run_job(plan: NodePlan) -> JobOutcome:
+    """Run the node's ranks to the end, as `plan` says; never leaves a process of the job behind. A job the launcher
+    can start itself takes the direct path (launcher/run/direct_run.py), without torch in this process."""
+    config = plan.job
     if plan.engine_reason is None:
-        from launcher.run.direct.direct_run import run_direct
+        from launcher.run.direct_run import run_direct
 
         return run_direct(plan)
     import_engine()
@@ -54,7 +50,7 @@ def run_job(config: JobConfig) -> JobOutcome:
     stopping = StopState(config.settings.engine.signals_to_handle)
     with job_scope(config.settings, stopping) as folders:
         try:
-            _register_handler(config.rendezvous.backend)
+            _register_handler(plan.rendezvous.backend)
             return run_agent(plan, rank_command(config), _logs_specs(plan, folders.logs), folders, stopping)
         except RanksStopped as exc:
             return JobOutcome(*stop_outcome(exc.received, "every rank was stopped"))
@@ -66,7 +62,7 @@ def run_job(config: JobConfig) -> JobOutcome:
             return JobOutcome(exc.exit_status, f"rendezvous failed: {exc}")
         except (RendezvousError, DistError) as exc:  # DistError: the static rendezvous's store never answered
             detail = " ".join(str(exc).split()) or type(exc).__name__
-            return JobOutcome(FAILURE_STATUS, f"rendezvous at {config.rendezvous.endpoint} failed (a node is gone, "
+            return JobOutcome(FAILURE_STATUS, f"rendezvous at {plan.rendezvous.endpoint} failed (a node is gone, "
                                               f"or never came within --rdzv-timeout {config.settings.rdzv_timeout} "
                                               f"s): {detail}")
 

@@ -17,7 +17,7 @@ from launcher.contract.job_config import Program
 from launcher.contract.run_settings import RunSettings
 from launcher.contract.user_values import check_given
 from launcher.errors import UsageError
-from launcher.prepare.options import LaunchOptions
+from launcher.job.options import LaunchOptions
 
 
 def _at_most_ten(option: str, depth: int) -> None:

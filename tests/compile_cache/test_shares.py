@@ -16,7 +16,7 @@ from torch.distributed import TCPStore
 from launcher.contract.job_config import JobConfig, Program
 from launcher.contract.resolved_backend import ResolvedBackend
 from launcher.errors import UsageError
-from launcher.prepare.rank_defaults import compile_cache_text, compile_environment
+from launcher.job.rank_defaults import compile_cache_text, compile_environment
 from launcher.rank.compile_cache.graph_cache import GraphCache
 from launcher.rank.compile_cache.job_share import CHUNK_BYTES, JobShare
 from launcher.rank.compile_cache.kernels import KernelFiles
@@ -163,8 +163,7 @@ def test_a_planted_probe_library_is_never_placed_and_a_failed_build_ends_the_wai
 
 def job(cwd: str = "/work") -> JobConfig:
     return JobConfig(program=Program("script", "train.py", ("--lr", "1")),
-                     backend=ResolvedBackend("inductor", "accelerator default", "inductor"), accelerator="cpu",
-                     nproc_per_node=2)
+                     backend=ResolvedBackend("inductor", "accelerator default", "inductor"), nproc_per_node=2)
 
 
 def test_the_compile_environment_keeps_the_users_values_and_names_the_job_alike() -> None:

@@ -4,7 +4,6 @@ hands them over."""
 from __future__ import annotations
 
 import uuid
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,16 +12,15 @@ from launcher.cli.declared_options import declared_names
 from launcher.cli.flags import LaunchFlags, launch_options
 from launcher.cli.peer_flags import REFUSED, PeerFlags
 from launcher.contract.engine_options import EVENT_LOG_HANDLERS, EngineOptions, parse_std
-from launcher.contract.job_config import JobConfig, Program, RunSettings
+from launcher.contract.job_config import JobConfig, NodePlan, Program, RunSettings
 from launcher.contract.rdzv_conf import parse_rdzv_conf
 from launcher.contract.resolved_backend import ResolvedBackend
 from launcher.contract.user_values import MAX_SECONDS
-from launcher.multinode.head.selection import HostFlags
+from launcher.head.selection import HostFlags
 from launcher.run.job_scope import JobFolders
 from launcher.run.job_signals import StopState
-from launcher.run.node_plan import plan_node
-from launcher.run.rank_start import SIGNALS_VAR
-from launcher.run.rendezvous.choice import rendezvous
+from launcher.contract.names import SIGNALS_VAR
+from launcher.node.node_plan import plan_node
 from launcher.run.spawn import _logs_specs
 
 BACKEND = ResolvedBackend("eager", "--compile-backend", "eager")
@@ -30,9 +28,13 @@ ARGV = ["python", "train.py"]
 
 
 def job(engine: EngineOptions, **settings: object) -> JobConfig:
-    config = JobConfig(program=Program("script", "train.py"), backend=BACKEND, accelerator="cpu", nproc_per_node=2,
-                       settings=RunSettings(engine=engine, **settings))
-    return replace(config, rendezvous=rendezvous(config))  # as placing the job decides it
+    return JobConfig(program=Program("script", "train.py"), backend=BACKEND, nproc_per_node=2,
+                     settings=RunSettings(engine=engine, **settings))
+
+
+def placed(job: JobConfig) -> NodePlan:
+    """`job` placed on this node, as a launch places it."""
+    return plan_node(job, "cpu", 0, {})
 
 
 def test_every_engine_option_reaches_the_agent(tmp_path: Path) -> None:
@@ -44,7 +46,7 @@ def test_every_engine_option_reaches_the_agent(tmp_path: Path) -> None:
                            event_log_handler="console", signals_to_handle="SIGTERM,SIGINT",
                            duplicate_stdout_filters=("loss",), duplicate_stderr_filters=("WARN", "ERR"),
                            virtual_local_rank=True)
-    plan = plan_node(job(engine, grace_period=7.0), {})
+    plan = placed(job(engine, grace_period=7.0))
     params = rendezvous_parameters(plan)
     spec = worker_spec(plan, ARGV, params, None)
     assert (spec.role, spec.local_addr, params.local_addr, spec.monitor_interval) == ("trainer", "10.0.0.7",
@@ -57,22 +59,22 @@ def test_every_engine_option_reaches_the_agent(tmp_path: Path) -> None:
     agent = RankGroupAgent(spec, logs_specs, plan, StopState("SIGTERM"), JobFolders(tmp_path, tmp_path))
     assert agent._shutdown_timeout == 7
     assert params.run_id == str(uuid.UUID(params.run_id))  # one node, no port: standalone, as for torchrun
-    assert rendezvous_parameters(plan_node(job(EngineOptions(), master_port=29999), {})).run_id == "none"
+    assert rendezvous_parameters(placed(job(EngineOptions(), master_port=29999))).run_id == "none"
 
 
 @pytest.mark.parametrize("engine", [EngineOptions(standalone=True), EngineOptions()], ids=["standalone", "one-node"])
 def test_standalone_gets_a_fresh_run_id_and_leaves_the_address_to_the_engine(engine: EngineOptions) -> None:
     from launcher.run.agent_launch import rendezvous_parameters
 
-    first = rendezvous_parameters(plan_node(job(engine), {}))
-    second = rendezvous_parameters(plan_node(job(engine), {}))
+    first = rendezvous_parameters(placed(job(engine)))
+    second = rendezvous_parameters(placed(job(engine)))
     assert first.run_id != second.run_id and first.local_addr is None
 
 
 def test_a_static_master_port_gives_the_ranks_the_master_address() -> None:
     from launcher.run.agent_launch import rendezvous_parameters, worker_spec
 
-    plan = plan_node(job(EngineOptions(), master_port=29999, master_addr="127.0.0.2"), {})
+    plan = placed(job(EngineOptions(), master_port=29999, master_addr="127.0.0.2"))
     params = rendezvous_parameters(plan)
     assert (params.backend, params.endpoint) == ("static", "127.0.0.2:29999")
     assert (worker_spec(plan, ARGV, params, None).master_addr, worker_spec(plan, ARGV, params, None).master_port) == (
@@ -89,7 +91,7 @@ def test_a_static_master_port_gives_the_ranks_the_master_address() -> None:
 def test_redirects_and_tee_are_the_users_and_ours_fills_the_rest(tmp_path: Path, redirects: str, tee: str,
                                                                  log_dir: str | None,
                                                                  expected: tuple[dict, dict]) -> None:
-    plan = plan_node(job(EngineOptions(redirects=redirects, tee=tee), log_dir=log_dir), {})
+    plan = placed(job(EngineOptions(redirects=redirects, tee=tee), log_dir=log_dir))
     found = _logs_specs(plan, tmp_path)
     assert ({rank: int(value) for rank, value in found._redirects.items()},
             {rank: int(value) for rank, value in found._tee.items()}) == expected

@@ -27,7 +27,7 @@ STDOUT_BROKEN = (sys.executable, "-c",
                  f"import os, sys; r, w = os.pipe(); os.dup2(w, 1); os.close(r); os.close(w); {LAUNCHER}")
 STDOUT_FULL = (sys.executable, "-c", f"import os, sys; os.dup2(os.open('/dev/full', os.O_WRONLY), 1); {LAUNCHER}")
 # A seam of one launch path is planted on both: the engine's (spawn) and the direct one's (direct).
-PATHS = "import launcher.run.spawn as spawn, launcher.run.direct.direct_run as direct\n"
+PATHS = "import launcher.run.spawn as spawn, launcher.run.direct_run as direct\n"
 # The end-of-job sweep is one for both paths (launcher/run/job_scope.py).
 SCOPE = "import launcher.run.job_scope as scope\n"
 # A bug of ours, planted: the end-of-job sweep raises, before the private folder is removed.

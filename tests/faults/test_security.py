@@ -78,8 +78,8 @@ NAMES = st.from_regex(r"ACCEL_[A-Z0-9_]{1,8}", fullmatch=True)
 @example({"ACCEL_X": "$(touch planted)", "ACCEL_Y": "'; touch planted; '", "ACCEL_Z": "`touch planted`\n*"})
 def test_environment_values_reach_a_remote_shell_only_quoted(environ):
     """Whatever the ACCEL_* values hold, a real sh running the remote command sees them verbatim."""
-    remote_env = pytest.importorskip("launcher.multinode.head.remote_env").remote_env
-    shell_command = pytest.importorskip("launcher.multinode.head.runners").SshRunner.remote
+    remote_env = pytest.importorskip("launcher.head.remote_env").remote_env
+    shell_command = pytest.importorskip("launcher.head.runners").SshRunner.remote
     with tempfile.TemporaryDirectory() as empty:
         sent = remote_env(environ, (), Path(empty), Path(empty))
         command = shell_command(empty, sent, ["env", "-0"])

@@ -2,7 +2,7 @@
 
 The precedence table itself (16 combinations of the four levels, `accelerator` at each level, blank values, the
 env file against the process environment, the ds_config in the script's own arguments) is shown in-process by
-tests/prepare/test_precedence.py through `--dry-run`, whose plan lists the variables each rank is given; these
+tests/job/test_precedence.py through `--dry-run`, whose plan lists the variables each rank is given; these
 launches show that what the plan lists is what the ranks really get, through each way a value travels: a flag,
 a value read from `.env` (added to the ranks' environment), and the process environment (inherited).
 """

@@ -15,7 +15,7 @@ import pytest
 
 from launcher.contract.engine_options import EngineOptions
 from launcher.contract.rdzv_conf import parse_rdzv_conf
-from launcher.run.node_plan import plan_node
+from launcher.node.node_plan import plan_node
 from tests.contract.test_engine_options import job
 from tests.launches import RECORD_RANK, CliRunnerFn, Launcher, clean_environ
 
@@ -63,7 +63,7 @@ def test_every_key_reaches_the_handler_as_torchrun_hands_it() -> None:
     from launcher.run.agent_launch import rendezvous_parameters
 
     engine = EngineOptions(rdzv_conf=parse_rdzv_conf("my_key=7,join_timeout=30"))
-    params = rendezvous_parameters(plan_node(job(engine, rdzv_backend="c10d", max_restarts=1), {}))
+    params = rendezvous_parameters(plan_node(job(engine, rdzv_backend="c10d", max_restarts=1), "cpu", 0, {}))
     assert params.config["my_key"] == "7" and params.config["join_timeout"] == "30"
 
 

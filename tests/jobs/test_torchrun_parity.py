@@ -17,7 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from launcher.run.rank_start import omp_threads
+from launcher.node.node_env import omp_threads
 from tests.launches import SCRIPTS, CliRunnerFn, clean_environ, on_paths
 from tests.shared_results import computed_once, shared_folder
 

@@ -20,7 +20,7 @@ from accelerators.cuda import CUDAAccelerator
 from accelerators.detect import detect_from_build
 from accelerators.torch_build import TorchBuild, torch_build
 from launcher.rank import node_facts_cache as facts_cache
-from launcher.resolve.node_check import accelerator_facts
+from launcher.node.node_check import accelerator_facts
 from tests.lock_holder import lock_held_elsewhere
 
 REPO = Path(__file__).resolve().parents[2]

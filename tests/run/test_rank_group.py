@@ -13,16 +13,16 @@ from launcher.contract.engine_options import EngineOptions
 from launcher.contract.job_config import JobConfig, Program, RunSettings
 from launcher.contract.resolved_backend import ResolvedBackend
 from launcher.run.rank_group import RankGroup
-from launcher.run.node_plan import plan_node
+from launcher.node.node_plan import plan_node
 from launcher.run.rank_logs import RankLogs, default_layout
 
 BACKEND = ResolvedBackend("eager", "--compile-backend", "eager")
 
 
 def group_of(tmp_path: Path, **engine: object) -> RankGroup:
-    config = JobConfig(program=Program("script", "train.py"), backend=BACKEND, accelerator="cpu", nproc_per_node=2,
+    config = JobConfig(program=Program("script", "train.py"), backend=BACKEND, nproc_per_node=2,
                        settings=RunSettings(engine=EngineOptions(**engine)), rdzv_id="run")
-    plan = plan_node(config, {})
+    plan = plan_node(config, "cpu", 0, {})
     return RankGroup(RankLogs(plan, default_layout(plan, tmp_path)))
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import psutil
 
-from launcher.run.rank_start import omp_threads, physical_cores
+from launcher.node.node_env import omp_threads, physical_cores
 
 
 def test_physical_cores_are_counted_as_psutil_counts_them() -> None:

@@ -12,7 +12,9 @@ from accelerators.cpu import CPUAccelerator
 from accelerators.cuda import CUDAAccelerator
 from accelerators.hpu import HPUAccelerator
 from launcher.errors import UsageError
-from launcher.run.rank_start import RankPlace, check_virtual_devices, worker_env
+from launcher.contract.job_config import RankPlace
+from launcher.node.node_env import check_virtual_devices
+from launcher.run.rank_start import worker_env
 from tests.launches import RECORD_RANK, CliRunnerFn
 
 

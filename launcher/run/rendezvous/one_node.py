@@ -23,7 +23,7 @@ from torch.distributed.elastic.rendezvous import (
     rendezvous_handler_registry,
 )
 
-from launcher.run.rendezvous.choice import ONE_NODE_BACKEND
+from launcher.contract.job_config import ONE_NODE_BACKEND
 
 __all__ = ["OneNodeRendezvous", "register_one_node"]
 

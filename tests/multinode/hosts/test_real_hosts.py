@@ -138,7 +138,7 @@ def test_a_killed_node_launcher_on_hostb_stops_the_job_on_both_hosts(cluster: Cl
         assert time.monotonic() < deadline and head.poll() is None, head.communicate()
         time.sleep(0.5)
     launcher = [process for process in map(psutil.Process, hostb.pids())
-                if "launcher.multinode.node" in process.cmdline() and "--stop-on-stdin-eof" in process.cmdline()]
+                if "launcher.node" in process.cmdline() and "--stop-on-stdin-eof" in process.cmdline()]
     assert len(launcher) == 1
     killed = time.monotonic()
     launcher[0].kill()

@@ -8,7 +8,7 @@ import pytest
 from torch.distributed import TCPStore
 from torch.distributed.elastic.rendezvous import RendezvousParameters, rendezvous_handler_registry
 
-from launcher.run.rendezvous.choice import ONE_NODE_BACKEND
+from launcher.contract.job_config import ONE_NODE_BACKEND
 from launcher.run.rendezvous.one_node import OneNodeRendezvous, register_one_node
 
 
