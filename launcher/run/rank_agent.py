@@ -5,7 +5,8 @@ are one rank group of ours (launcher/run/rank_group.py), as on the direct path: 
 (rank_start.py), their log destinations (the `--logs-specs` layout's `reify`, the streams copied by us),
 their exits, the first failure, the shutdown window, their end (`RankGroup.end`). A stop signal raises
 RanksStopped inside `run()` (launcher/run/job_signals.py); its `finally` calls torch's own `_shutdown`, whose
-close of the attempt's process context ends the group with the signal the ranks get. --timeout is one deadline, checked at every look at the ranks.
+close of the attempt's process context ends the group with the signal the ranks get. torch's own
+`_monitor_workers` looks at the ranks through that context; --timeout is one deadline, checked before each look.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from torch.distributed.elastic.agent.server.api import RunResult, WorkerGroup, WorkerSpec, WorkerState
 from torch.distributed.elastic.agent.server.local_elastic_agent import LocalElasticAgent
+from torch.distributed.elastic.multiprocessing.api import RunProcsResult
 from torch.distributed.elastic.utils import macros
 
 from launcher.contract.job_config import NodePlan, RankPlace
@@ -88,19 +90,10 @@ class RankGroupAgent(LocalElasticAgent):
             if self.group is not None:
                 self.group.report_stacks(exc.reason())
             raise
-        state = self.group.wait(0) if self.group is not None else None
-        if state == "failed":
-            return RunResult(state=WorkerState.FAILED, failures=self.group.failures())
-        if state == "succeeded":
-            return RunResult(state=WorkerState.SUCCEEDED,
-                             return_values=dict.fromkeys(self.group.ranks.values()))
-        timeout = self._uninterruptible_state_timeout
-        if timeout > 0:  # torch's own check of ranks in uninterruptible sleep, as its _monitor_workers makes it
-            unhealthy = self._check_uninterruptible_state_timeout(worker_group, timeout)
-            if unhealthy is not None:
-                self.wedged = self._wedged_note(timeout)
-                return unhealthy
-        return RunResult(state=WorkerState.HEALTHY)
+        result = super()._monitor_workers(worker_group)  # torch's own look, its D-state check included
+        if result.state == WorkerState.UNHEALTHY:
+            self.wedged = self._wedged_note(self._uninterruptible_state_timeout)
+        return result
 
     def _wedged_note(self, timeout: float) -> str:
         """The outcome's words for ranks torch found in uninterruptible sleep past `timeout` seconds."""
@@ -121,8 +114,8 @@ class RankGroupAgent(LocalElasticAgent):
 
 
 class _AttemptContext:
-    """An attempt's rank group as torch's agent holds its process context (`_pcontext`): torch's check of ranks in
-    uninterruptible sleep reads `pids`, and torch's `_shutdown` calls `close`, which ends the group within
+    """An attempt's rank group as torch's agent holds its process context (`_pcontext`): torch's look at the ranks
+    (`_monitor_workers`) reads `pids` and `wait`, and torch's `_shutdown` calls `close`, which ends the group within
     --grace-period, with a stop signal's own signal if one came."""
 
     def __init__(self, group: RankGroup, stopping: StopState, grace_period: float) -> None:
@@ -131,6 +124,15 @@ class _AttemptContext:
     def pids(self) -> dict[int, int]:
         """The attempt's running ranks' pids, by local rank."""
         return self._group.pids()
+
+    def wait(self, timeout: float = -1, period: float = 1) -> RunProcsResult | None:
+        """The group's end as torch's process context says it, by local rank (None while the ranks run); torch's
+        agent only looks (`timeout` 0)."""
+        state = self._group.wait(max(timeout, 0))
+        if state is None:
+            return None
+        failures = {ended.local_rank: ended for ended in self._group.failures().values()}
+        return RunProcsResult(return_values={} if failures else dict.fromkeys(self._group.ranks), failures=failures)
 
     def close(self, death_sig: signal.Signals = signal.SIGTERM, timeout: int = 30) -> None:
         """End the group; torch's `timeout` is --grace-period already."""
