@@ -6,7 +6,9 @@ them out); a slow test elsewhere carries `@pytest.mark.slow` itself. Slow tests 
 from __future__ import annotations
 
 import compileall
+import getpass
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping, Sequence
@@ -16,6 +18,7 @@ import pytest
 
 from tests import launches
 from tests.launches import ACCEL_LAUNCH, CliRun, CliRunnerFn, Launch, Launcher, clean_environ
+from tests.shared_results import shared_folder
 
 
 SLOW_FOLDERS = ("faults", "jobs", "deepspeed", "multinode/hosts", "multinode/engines")
@@ -45,17 +48,34 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(scope="session", autouse=True)
 def private_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Point XDG_CACHE_HOME and TMPDIR (inherited by every launcher subprocess) at temp dirs of the session: what a
-    job keeps there on purpose (a failed job's stack dumps) stays with the session's, not in the machine's /tmp."""
+    job keeps there on purpose (a failed job's stack dumps) stays with the session's, not in the machine's /tmp.
+
+    torch's own inductor cache in that TMPDIR (`torchinductor_<user>`: compiled graphs and kernels, the CPU's vector
+    probes, the precompiled header) is one folder for every xdist worker of the session, so that each worker does
+    not compile the same kernels cold again. A test about cold compiling names a TORCHINDUCTOR_CACHE_DIR of its own
+    (tests/compile_cache/); inductor locks and writes its cache for processes that share it, as a node's ranks do."""
     made = {"XDG_CACHE_HOME": "cache-home", "TMPDIR": "tmp"}
     previous = {name: os.environ.get(name) for name in made}
     for name, folder in made.items():
         os.environ[name] = str(tmp_path_factory.mktemp(folder))
+    inductor = shared_folder(tmp_path_factory).parent / "torchinductor-shared"
+    inductor.mkdir(exist_ok=True)
+    (Path(os.environ["TMPDIR"]) / f"torchinductor_{_user()}").symlink_to(inductor, target_is_directory=True)
     yield
     for name, value in previous.items():
         if value is None:
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
+
+
+def _user() -> str:
+    """The user name in torch's default inductor cache folder (torch/_inductor/runtime/cache_dir_utils.py)."""
+    try:
+        name = getpass.getuser()
+    except (KeyError, ModuleNotFoundError, OSError):
+        name = f"uid_{os.getuid()}"
+    return re.sub(r'[\\/:*?"<>|]', "_", name)
 
 
 @pytest.fixture(params=["direct", "engine"])

@@ -17,6 +17,7 @@ import pytest
 from tests.launches import SCRIPTS, clean_environ
 from tests.multinode.hosts.hosts import Cluster
 from tests.multinode.hosts.slurm_cluster import Slurm
+from tests.shared_results import computed_once, shared_folder
 
 ALLREDUCE = SCRIPTS / "allreduce_rank.py"
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "slurm_job.sbatch"
@@ -98,21 +99,29 @@ RUNNERS = {
 
 
 UNEVEN_SLOTS = (2, 1, 3)  # not uniform: RANK counts the earlier nodes' ranks, WORLD_SIZE all of them
-# The engine path's run over ssh, made once per worker (its cluster): torch's agent gives each rank its variables
-# whichever runner started the node launchers, so every runner's direct path is compared with this one run.
-_ENGINE_RUN: dict[str, tuple[dict[int, dict], list[str]]] = {}
+
+
+def engine_run(cluster: Cluster, tmp_path: Path, shared: Path) -> tuple[dict[int, dict], list[str]]:
+    """The engine path's run over ssh, made once per session (tests/shared_results.py): torch's agent gives each rank
+    its variables whichever runner started the node launchers, so every runner's direct path is compared with this
+    one run. Every worker's cluster has the same hosts and addresses; the port is compared as "this run's port"."""
+
+    def run() -> list[object]:
+        ssh_args, ssh_env = RUNNERS["ssh"](cluster)
+        return list(hostfile_launch(cluster, tmp_path, "engine", ssh_args, UNEVEN_SLOTS, ssh_env))
+
+    records, imported = computed_once(shared, ["engine hostfile run over ssh", UNEVEN_SLOTS], run)
+    return {int(rank): record for rank, record in records.items()}, imported
 
 
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("runner", sorted(RUNNERS))
 def test_a_hostfile_launch_with_uneven_slots_takes_the_direct_path_with_the_engines_variables(
-        cluster: Cluster, tmp_path: Path, runner: str) -> None:
+        cluster: Cluster, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, runner: str) -> None:
     args, env = RUNNERS[runner](cluster)
     warm_cache(cluster, tmp_path)
-    if "ssh" not in _ENGINE_RUN:
-        ssh_args, ssh_env = RUNNERS["ssh"](cluster)
-        _ENGINE_RUN["ssh"] = hostfile_launch(cluster, tmp_path, "engine", ssh_args, UNEVEN_SLOTS, ssh_env)
-    runs = {"auto": hostfile_launch(cluster, tmp_path, "auto", args, UNEVEN_SLOTS, env), "engine": _ENGINE_RUN["ssh"]}
+    engine = engine_run(cluster, tmp_path, shared_folder(tmp_path_factory))
+    runs = {"auto": hostfile_launch(cluster, tmp_path, "auto", args, UNEVEN_SLOTS, env), "engine": engine}
     assert_as_the_engine_gives(runs["auto"], runs["engine"], hosts=3, world=6)
     layout = sorted((r["host"], r["env"]["RANK"], r["env"]["LOCAL_WORLD_SIZE"]) for r in runs["auto"][0].values())
     assert layout == [("hosta", "0", "2"), ("hosta", "1", "2"), ("hostb", "2", "1"), ("hostc", "3", "3"),
