@@ -35,7 +35,7 @@ from launcher.limits import NODES, TOTAL_RANKS, check_count, whole_number
 
 __all__ = ["Program", "RunSettings", "Rendezvous", "JobConfig", "NodePlan", "RankPlace", "JobDataError",
            "PROGRAM_MODES", "PROGRAM_PREFIX", "rank_runs", "rank_command", "AGREEMENT_PREFIX", "ONE_NODE_BACKEND",
-           "AGREEING"]
+           "AGREEING", "STDOUT", "STDERR"]
 
 PROGRAM_MODES = ("script", "module", "exec")
 # How each mode is written after the launcher's own options.
@@ -46,7 +46,8 @@ PROGRAM_PREFIX = {"script": (), "module": ("-m",), "exec": ("--no-python",)}
 AGREEMENT_PREFIX = "accel-"
 ONE_NODE_BACKEND = "one-node"
 AGREEING = ("c10d", "static")
-_OUT, _ERR = 1, 2
+# The streams as torch's `Std` numbers them (and as `NodePlan.streams` holds them, or-ed).
+STDOUT, STDERR = 1, 2
 
 
 class JobDataError(ValueError):
@@ -250,7 +251,7 @@ class NodePlan:
         """The prefix of every line of local rank `local_rank`'s stream (1 stdout, 2 stderr) on the terminal."""
         role = self.job.settings.engine.role
         teed = self.tee_asked[local_rank] & stream
-        if stream == _OUT and not teed:  # the copy --log-dir keeps: the terminal shows what it shows without it
+        if stream == STDOUT and not teed:  # the copy --log-dir keeps: the terminal shows what it shows without it
             text = ""
         elif self.prefix_template:
             text = self.torch_header(local_rank).decode("utf-8", "replace")

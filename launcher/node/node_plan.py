@@ -13,7 +13,7 @@ from types import MappingProxyType
 
 from accelerators import accelerator_class
 from launcher.contract.engine_options import parse_std
-from launcher.contract.job_config import JobConfig, NodePlan
+from launcher.contract.job_config import STDERR, STDOUT, JobConfig, NodePlan
 from launcher.contract.names import CPU_BINDING_VAR, DEFAULT_MASTER_PORT, LAUNCHER_PID_VAR, SIGNALS_VAR
 from launcher.node.addresses import Placement, place_node
 from launcher.node.node_env import (check_binding_env, check_virtual_devices, core_binding, flight_recorder_environment,
@@ -29,7 +29,6 @@ TEMPLATE_ENV = "TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE"
 # rendezvous store across attempts, so a restart's ranks could read the addresses the previous attempt's ranks
 # left there ("Connection refused" in gloo's connectFullMesh, or a hang in init_process_group).
 SHARE_STORE_VAR = "TORCH_DISABLE_SHARE_RDZV_TCP_STORE"
-_OUT, _ERR = 1, 2
 
 
 def plan_node(job: JobConfig, accelerator: str, node_rank: int, environ: Mapping[str, str],
@@ -45,7 +44,7 @@ def plan_node(job: JobConfig, accelerator: str, node_rank: int, environ: Mapping
     meeting = rendezvous(job, node_rank, accelerator, placement)
     reason = engine_reason(job, meeting.backend, environ)
     redirects, tee = _asked(job, "--redirects", local_world_size), _asked(job, "--tee", local_world_size)
-    ours = _OUT | _ERR if job.settings.log_dir else _ERR
+    ours = STDOUT | STDERR if job.settings.log_dir else STDERR
     # Every stream the user leaves alone as we always do: stderr teed (kept for the failure summary), stdout
     # inherited, or teed too with --log-dir.
     streams = tuple((redirected, teed | (ours & ~(redirected | teed))) for redirected, teed in zip(redirects, tee))
