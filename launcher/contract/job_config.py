@@ -143,6 +143,10 @@ class JobConfig:
         """(min_nodes, max_nodes) from `N` or `MIN:MAX`."""
         return _parse_nnodes(self.nnodes)
 
+    def rank_env(self, node_env: Mapping[str, str]) -> dict[str, str]:
+        """What a node's ranks get on top of the launcher's environment, `node_env` being the node's own."""
+        return {**self.job_env, **self.backend.environment(), **node_env}
+
     def ranks_before(self, node_rank: int) -> int:
         """How many ranks the nodes below `node_rank` run (every node nproc_per_node unless `rank_counts` says)."""
         if not self.rank_counts:
@@ -245,7 +249,7 @@ class NodePlan:
     @property
     def rank_env(self) -> dict[str, str]:
         """What this node's ranks get on top of the launcher's environment."""
-        return {**self.job.job_env, **self.job.backend.environment(), **self.node_env}
+        return self.job.rank_env(self.node_env)
 
     def prefix(self, local_rank: int, stream: int) -> bytes:
         """The prefix of every line of local rank `local_rank`'s stream (1 stdout, 2 stderr) on the terminal."""

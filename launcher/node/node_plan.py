@@ -11,7 +11,7 @@ import os
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from accelerators import accelerator_class
+from accelerators import Accelerator, accelerator_class
 from launcher.contract.engine_options import parse_std
 from launcher.contract.job_config import STDERR, STDOUT, JobConfig, NodePlan
 from launcher.contract.names import CPU_BINDING_VAR, DEFAULT_MASTER_PORT, LAUNCHER_PID_VAR, SIGNALS_VAR
@@ -40,7 +40,8 @@ def plan_node(job: JobConfig, accelerator: str, node_rank: int, environ: Mapping
     `environ`)."""
     seen = job_environ if job_environ is not None else environ
     local_world_size = len(slots) if slots is not None else job.nproc_per_node
-    node_env, placement = _node_env(job, accelerator, local_world_size, slots, own_host, seen)
+    device = accelerator_class(accelerator)
+    node_env, placement = _node_env(job, device, local_world_size, slots, own_host, seen)
     meeting = rendezvous(job, node_rank, accelerator, placement)
     reason = engine_reason(job, meeting.backend, environ)
     redirects, tee = _asked(job, "--redirects", local_world_size), _asked(job, "--tee", local_world_size)
@@ -48,10 +49,9 @@ def plan_node(job: JobConfig, accelerator: str, node_rank: int, environ: Mapping
     # Every stream the user leaves alone as we always do: stderr teed (kept for the failure summary), stdout
     # inherited, or teed too with --log-dir.
     streams = tuple((redirected, teed | (ours & ~(redirected | teed))) for redirected, teed in zip(redirects, tee))
-    rank_env = {**job.job_env, **job.backend.environment(), **node_env}
-    visible_devices_env = accelerator_class(accelerator).visible_devices_env
+    rank_env = job.rank_env(node_env)
     if job.settings.engine.virtual_local_rank:
-        check_virtual_devices(local_world_size, visible_devices_env, {**seen, **rank_env})
+        check_virtual_devices(local_world_size, device.visible_devices_env, {**seen, **rank_env})
     ranks_environ = {**environ, **rank_env}
     ranks_environ.update(_restart_environment(job, ranks_environ))
     ranks_environ.update({LAUNCHER_PID_VAR: str(os.getpid()), SIGNALS_VAR: job.settings.engine.signals_to_handle})
@@ -59,14 +59,13 @@ def plan_node(job: JobConfig, accelerator: str, node_rank: int, environ: Mapping
                     node_env=node_env, rendezvous=meeting, engine_reason=reason, run_id=run_id(job),
                     master_addr=master_addr(job), standalone=standalone_like(job),
                     streams=streams, tee_asked=tuple(tee), prefix_template=ranks_environ.get(TEMPLATE_ENV) or None,
-                    visible_devices_env=visible_devices_env, environ=MappingProxyType(ranks_environ))
+                    visible_devices_env=device.visible_devices_env, environ=MappingProxyType(ranks_environ))
 
 
-def _node_env(job: JobConfig, accelerator: str, local_world_size: int, slots: tuple[int, ...] | None,
+def _node_env(job: JobConfig, device: type[Accelerator], local_world_size: int, slots: tuple[int, ...] | None,
               own_host: str | None, environ: Mapping[str, str]) -> tuple[dict[str, str], Placement | None]:
-    """This node's own part of every rank's environment (devices, threads, cores, the flight recorder, its side of
-    the rendezvous), and, with several nodes, its placement among them."""
-    device = accelerator_class(accelerator)
+    """This node's own part of every rank's environment on `device` (devices, threads, cores, the flight recorder,
+    its side of the rendezvous), and, with several nodes, its placement among them."""
     devices_env = device.visible_devices_env
     devices = {devices_env: ",".join(map(str, slots))} if slots is not None and devices_env else {}
     placement = None
@@ -79,7 +78,7 @@ def _node_env(job: JobConfig, accelerator: str, local_world_size: int, slots: tu
     node_env = {
         **devices,
         **(placement.rank_env if placement else {}),
-        **node_environment(accelerator, local_world_size, environ, physical_cores()),
+        **node_environment(device.name, local_world_size, environ, physical_cores()),
         **core_binding(job.settings.bind_cores, local_world_size, environ),
         **flight_recorder_environment(device.communication_backend, job.settings.log_dir, environ),
     }

@@ -126,9 +126,9 @@ class _AttemptContext:
         return self._group.pids()
 
     def wait(self, timeout: float = -1, period: float = 1) -> RunProcsResult | None:
-        """The group's end as torch's process context says it, by local rank (None while the ranks run); torch's
-        agent only looks (`timeout` 0)."""
-        state = self._group.wait(max(timeout, 0))
+        """The group's end as torch's process context says it, by local rank; None while the ranks run past
+        `timeout` seconds (a negative one: as long as they run, as torch's; its agent only looks, with 0)."""
+        state = self._group.wait(timeout if timeout >= 0 else None)
         if state is None:
             return None
         failures = {ended.local_rank: ended for ended in self._group.failures().values()}
