@@ -9,6 +9,7 @@ import compileall
 import getpass
 import os
 import re
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping, Sequence
@@ -27,7 +28,13 @@ PROJECT_FOLDERS = ("launcher", "accelerators", "tests")
 
 def pytest_configure(config: pytest.Config) -> None:
     """Compile the project's modules once, before the workers start: where PYTHONDONTWRITEBYTECODE is set (CI
-    machines set it), each of the suite's launchers and ranks would compile every module it imports again."""
+    machines set it), each of the suite's launchers and ranks would compile every module it imports again.
+
+    And give Ctrl-C its default back where the suite was started with SIGINT ignored (a script's background job):
+    every launch inherits it, and a launcher keeps an ignored SIGINT ignored (docs/RELIABILITY.md, "Every signal has one
+    outcome"), so every test of what Ctrl-C does would fail; a test that starts a launcher with it ignored says so."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     if not hasattr(config, "workerinput"):
         root = Path(__file__).resolve().parent.parent
         for folder in PROJECT_FOLDERS:
