@@ -32,7 +32,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
     And give Ctrl-C its default back where the suite was started with SIGINT ignored (a script's background job):
     every launch inherits it, and a launcher keeps an ignored SIGINT ignored (docs/RELIABILITY.md, "Every signal has one
-    outcome"), so every test of what Ctrl-C does would fail; a test that starts a launcher with it ignored says so."""
+    outcome"), so every test of what Ctrl-C does would fail. The test of that rule ignores it in its own launch
+    (tests/faults/test_faults.py)."""
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     if not hasattr(config, "workerinput"):

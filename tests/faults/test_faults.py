@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import signal
 import socket
+import sys
 import time
 
 import psutil
@@ -125,6 +126,28 @@ def test_a_signal_to_a_running_launcher_has_its_one_outcome_and_leaves_nothing(s
         assert received == expected
     assert launcher_leftovers(temp) == []
     figures(status=finished.returncode, seconds=finished.seconds, left_after=assert_nothing_left(job))
+
+
+# `nohup accel-launch ...` and `accel-launch ... &` in a script: the launcher starts with the signal ignored.
+STARTED_IGNORING = ("import os, signal, sys; signal.signal(signal.{}, signal.SIG_IGN); "
+                    "os.execv(sys.executable, [sys.executable, '-m', 'launcher', *sys.argv[1:]])")
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("sig", ["SIGHUP", "SIGINT"])
+def test_a_stop_signal_the_launcher_was_started_ignoring_stays_ignored(start_job, sig):
+    job = start_job([*TWO, script("signals.py")], command=(sys.executable, "-c", STARTED_IGNORING.format(sig)))
+    job.wait_started(2)
+    job.send(getattr(signal, sig))
+    time.sleep(0.3)  # long enough for a stop to start
+    assert job.proc.poll() is None, job.output()[1]
+    (job.record_dir / "release").touch()
+    finished = job.finish(timeout=60)
+
+    assert finished.returncode == 0, finished.stderr
+    assert [line for line in finished.stderr.splitlines() if line.startswith("accel-launch:")
+            and not line.startswith("accel-launch: 2 rank(s)")] == [], finished.stderr
+    assert_nothing_left(job)
 
 
 @pytest.mark.timeout(120)
