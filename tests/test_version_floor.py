@@ -1,5 +1,6 @@
-"""The torch floor setup.py declares is the release the suite runs on: a floor below it would promise what no test
-shows (torch 2.4 lacks the agent fields the engine path passes)."""
+"""The torch range setup.py declares holds the torch this suite runs on, its floor is a release the README names as
+tested (a floor below it would promise what no test shows: torch 2.4 lacks the agent fields the engine path
+passes), and the README names the running release among those tested."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 import torch.distributed.elastic.agent.server.api as agent_api
 
 SETUP = Path(__file__).resolve().parents[1] / "setup.py"
+README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def _floor() -> tuple[int, int]:
@@ -18,9 +20,24 @@ def _floor() -> tuple[int, int]:
     return int(found.group(1)), int(found.group(2))
 
 
-def test_the_declared_floor_is_the_torch_this_suite_runs_on() -> None:
-    running = tuple(int(part) for part in version("torch").split("+")[0].split(".")[:2])
-    assert _floor() == running
+def _running() -> tuple[int, int]:
+    major, minor = version("torch").split("+")[0].split(".")[:2]
+    return int(major), int(minor)
+
+
+def _tested() -> list[tuple[int, int]]:
+    found = re.search(r"tested on torch ((?:\d+\.\d+(?:, | and )?)+)", README.read_text(encoding="utf-8"))
+    assert found is not None, "the README names no tested torch releases"
+    return [(int(major), int(minor)) for major, minor in re.findall(r"(\d+)\.(\d+)", found.group(1))]
+
+
+def test_the_torch_this_suite_runs_on_is_within_the_declared_range() -> None:
+    assert _floor() <= _running() < (3, 0)
+
+
+def test_the_declared_floor_and_the_running_torch_are_releases_the_readme_names_as_tested() -> None:
+    assert _floor() == min(_tested())
+    assert _running() in _tested()
 
 
 def test_the_installed_package_declares_the_same_floor() -> None:
