@@ -4,7 +4,8 @@ accelerator kind, in a few store calls each, however many members there are (doc
 
 Member 0 publishes its `BackendClaim`, with its round and member count; every other member reads them before it
 counts itself in (one that counts another job size hands member 0's round its own claim as the verdict, so every
-member names the sizes), compares its own with it and, on a difference, writes
+member names the sizes) and holds its number (a second launcher given the same node rank finds it held, and
+says by whom, before it counts in), compares its own with it and, on a difference, writes
 its own claim with its number (`NodeClaim`), and that claim as the verdict at once; each counts itself in with one
 `add`, and the last one in writes the verdict that the others wait for, where none is written yet: `agreed`, or a
 differing claim. On a difference every member words the one
@@ -20,6 +21,8 @@ A leaf, torch-free: the store is any object with torch's `Store` methods (set, g
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any, TypeVar
@@ -27,7 +30,7 @@ from typing import Any, TypeVar
 from launcher.contract.resolved_backend import BackendClaim, ClaimFormatError, NodeClaim
 from launcher.escaped import short_line
 
-__all__ = ["agree", "disagreement", "ClaimsDiffer", "UntrustedRecord", "AgreementTimeout", "FACTS"]
+__all__ = ["agree", "disagreement", "ClaimsDiffer", "UntrustedRecord", "AgreementTimeout", "MemberTaken", "FACTS"]
 
 Decoded = TypeVar("Decoded")
 _ARRIVALS = "accel/agreement/arrivals"
@@ -35,6 +38,9 @@ _ARRIVALS = "accel/agreement/arrivals"
 # counts itself in, so that one that counts another size of job names the sizes on every member, not a timeout.
 _FIRST = "accel/agreement/first"
 _AGREED = b"agreed"
+# Who holds each member's number, `HOST (pid N)`: set once by the first to claim it (compare_set), read by a second.
+_HOLDER = "accel/agreement/holder/{}"
+_MAX_HOLDER_BYTES = 200
 # The facts beside the backend that must be the same on every member: (claim field, as a line names it, what to do).
 _SAME_SOFTWARE = "run one torch, Python and accelerator kind on every node of a job"
 FACTS = (
@@ -46,6 +52,8 @@ FACTS = (
 )
 # How long the member that hosts the store waits for the others to read a verdict that stops the job.
 _LEAVE_SECONDS = 10.0
+# A wait that ends this much before its timeout ended because the store went, not because the time ran out.
+_EARLY_SECONDS = 0.5
 
 
 class ClaimsDiffer(Exception):
@@ -65,15 +73,31 @@ class AgreementTimeout(Exception):
     """A member did not see what it waited for within the timeout; the message says what."""
 
 
-def agree(store: Any, rank: int, world_size: int, claim: BackendClaim, timeout: timedelta,
-          member: str = "node") -> None:
-    """Agree with the other members on `claim` as `member` `rank` of `world_size`; raise ClaimsDiffer when one
-    differs, UntrustedRecord on bytes of the wrong shape, AgreementTimeout when a wait runs out.
+class MemberTaken(Exception):
+    """Another process already holds this member's number in the job: two launchers were given one node rank."""
 
-    At most 7 store calls per member when all agree (11 when not). A static rendezvous hands every round the
-    same store, so each agreement gets its own keys from the count of arrivals (`world_size` per round).
+    def __init__(self, node_rank: int | str, holder: str) -> None:
+        self.node_rank, self.holder = node_rank, holder
+        super().__init__(f"node rank {node_rank} is already held by {holder}: another node launcher was given "
+                         f"--node-rank {node_rank} and joined this job first; give each node its own --node-rank")
+
+    def for_node(self, node_rank: int | str) -> MemberTaken:
+        """The same, naming the node rank (a rank on the direct path holds its own number, not its node's)."""
+        return MemberTaken(node_rank, self.holder)
+
+
+def agree(store: Any, rank: int, world_size: int, claim: BackendClaim, timeout: timedelta,
+          member: str = "node", holder: str | None = None) -> None:
+    """Agree with the other members on `claim` as `member` `rank` of `world_size`; raise ClaimsDiffer when one
+    differs, UntrustedRecord on bytes of the wrong shape, AgreementTimeout when a wait runs out, MemberTaken when
+    another process holds `rank` (`holder` names this one: default the claim's host and this process).
+
+    At most 8 store calls per member when all agree (12 when not). A static rendezvous hands every round the
+    same store, so each agreement gets its own keys from the count of arrivals (`world_size` per round); a member
+    that agrees again on it holds its number still.
     """
     differing = None
+    _hold(store, rank, holder or f"{claim.host} (pid {os.getpid()})")
     if rank == 0:
         first, generation = claim, (store.add(_ARRIVALS, 1) - 1) // world_size
         store.set(_FIRST, f"{generation} {world_size} ".encode() + claim.encode())
@@ -106,6 +130,18 @@ def agree(store: Any, rank: int, world_size: int, claim: BackendClaim, timeout: 
         _leave_together(store, key("read"), key("all_read"), world_size,
                         min(timeout, timedelta(seconds=_LEAVE_SECONDS)))
     raise ClaimsDiffer(message)
+
+
+def _hold(store: Any, rank: int, holder: str) -> None:
+    """Hold member number `rank` for `holder`, or raise MemberTaken naming who holds it (its text untrusted:
+    escaped and shortened). A store without compare_set (a program's own, in Python) is not asked."""
+    mine = holder.encode("utf-8", "replace")[:_MAX_HOLDER_BYTES]
+    try:
+        held = bytes(store.compare_set(_HOLDER.format(rank), "", mine))
+    except (AttributeError, NotImplementedError):
+        return
+    if held != mine:
+        raise MemberTaken(rank, short_line(held[:_MAX_HOLDER_BYTES].decode("utf-8", "replace")))
 
 
 def _keys(generation: int) -> Callable[[str], str]:
@@ -179,14 +215,19 @@ def _quoted(text: str) -> str:
 
 
 def _wait(store: Any, key: str, timeout: timedelta, what: str, counter: str | None = None) -> None:
-    """Wait for `key`; when `timeout` runs out, raise saying `what` was awaited (and `counter`'s count)."""
+    """Wait for `key`; when `timeout` runs out, raise saying `what` was awaited (and `counter`'s count); when the
+    store goes before that (its host ended), say after how long."""
+    started = time.monotonic()
     try:
         store.wait([key], timeout)
     except RuntimeError:  # DistStoreError included: the wait ran out, or the store is gone
+        waited, seconds = time.monotonic() - started, timeout.total_seconds()
         counted = f" ({_count(store, counter)} did)" if counter is not None else ""
-        raise AgreementTimeout(
-            f"the backend agreement did not see {what} within {timeout.total_seconds():g} s{counted}"
-        ) from None
+        if waited >= seconds - _EARLY_SECONDS:
+            raise AgreementTimeout(f"the backend agreement did not see {what} within {seconds:g} s{counted}") from None
+        raise AgreementTimeout(f"the backend agreement did not see {what}{counted}: the rendezvous store was gone "
+                               f"after {waited:.1f} s of the {seconds:g} s wait (the member that hosts it ended, or "
+                               "its host was lost)") from None
 
 
 def _count(store: Any, counter: str) -> str:

@@ -24,10 +24,11 @@ from datetime import timedelta
 from types import ModuleType
 from typing import Any
 
-from launcher.agreement import AgreementTimeout, ClaimsDiffer, UntrustedRecord, agree
+from launcher.agreement import AgreementTimeout, ClaimsDiffer, MemberTaken, UntrustedRecord, agree
+from launcher.contract.hosts import this_host
 from launcher.contract.resolved_backend import BackendClaim, ResolvedBackend
-from launcher.contract.names import (ACCELERATOR_VAR, AGREEMENT_VAR, FAILURE_STATUS, RENDEZVOUS_FAILURE_PHRASE,
-                                     START_REFUSAL_PHRASE)
+from launcher.contract.names import (ACCELERATOR_VAR, AGREEMENT_VAR, FAILURE_STATUS, LAUNCHER_PID_VAR,
+                                     RENDEZVOUS_FAILURE_PHRASE, START_REFUSAL_PHRASE)
 from launcher.escaped import short_line
 from launcher.rank.after_import import after_import
 from launcher.rank.refusal import refuse
@@ -132,9 +133,13 @@ def _agree(store: Any, rank: int, world_size: int, timeout: timedelta) -> None:
     claim = BackendClaim(backend.name, backend.source, socket.gethostname(), torch=torch.__version__,
                          python=platform.python_version(), accelerator=os.environ.get(ACCELERATOR_VAR, ""),
                          world=str(world_size))
+    # A rank holds its number for its node launcher: a second launcher given the same --node-rank is named by it.
+    holder = f"{this_host()} (pid {os.environ.get(LAUNCHER_PID_VAR) or os.getpid()})"
     try:
-        agree(store, rank, world_size, claim, timeout, member="rank")
+        agree(store, rank, world_size, claim, timeout, member="rank", holder=holder)
     except (ClaimsDiffer, UntrustedRecord) as exc:
         refuse(str(exc), START_REFUSAL_PHRASE)
     except AgreementTimeout as exc:
         refuse(f"{exc} (--rdzv-timeout)", RENDEZVOUS_FAILURE_PHRASE, FAILURE_STATUS)
+    except MemberTaken as exc:
+        refuse(str(exc.for_node(os.environ.get("GROUP_RANK", "?"))), RENDEZVOUS_FAILURE_PHRASE, FAILURE_STATUS)

@@ -42,7 +42,8 @@ def run_job(plan: NodePlan) -> JobOutcome:
     from torch.distributed.elastic.rendezvous.api import RendezvousError
 
     from launcher.run.agent_launch import run_agent
-    from launcher.run.rendezvous.backend_agreement import ArrivalsTimeoutError, BackendMismatchError, NodeRecordError
+    from launcher.run.rendezvous.backend_agreement import (ArrivalsTimeoutError, BackendMismatchError, NodeRecordError,
+                                                           NodeTakenError)
 
     gc.freeze()  # torch's import-time objects outlive the job: keep them out of every collection and the exit's
     # torch's agent reads its variables (the restart store's) from its own environment, as a plugin may
@@ -58,7 +59,7 @@ def run_job(plan: NodePlan) -> JobOutcome:
             return exc.outcome()
         except BackendMismatchError as exc:
             return JobOutcome(exc.exit_status, str(exc))
-        except (ArrivalsTimeoutError, NodeRecordError) as exc:
+        except (ArrivalsTimeoutError, NodeRecordError, NodeTakenError) as exc:
             return JobOutcome(exc.exit_status, f"rendezvous failed: {exc}")
         except (RendezvousError, DistError) as exc:  # DistError: the static rendezvous's store never answered
             detail = " ".join(str(exc).split()) or type(exc).__name__

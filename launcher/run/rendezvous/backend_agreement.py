@@ -1,7 +1,7 @@
 """Rendezvous handlers `accel-c10d` and `accel-static`: torch's `c10d` and `static`, plus the agreement
 (launcher/agreement.py) between the node launchers: every node resolved the same compile backend and runs node
 0's torch, Python and accelerator kind. Its failures become torch's rendezvous errors here
-(`BackendMismatchError`, `NodeRecordError`), which the agent ends the launch with.
+(`BackendMismatchError`, `NodeRecordError`, `NodeTakenError`), which the agent ends the launch with.
 
 The node's claim comes from the rendezvous configuration (`rdzv_configs` of the launch config), where
 `ResolvedBackend.rendezvous_options` put it (launcher.contract.resolved_backend), and from this process's torch and
@@ -45,7 +45,7 @@ from launcher.contract.names import FAILURE_STATUS, VALIDATION_STATUS
 from launcher.contract.resolved_backend import CLAIM_KEYS, BackendClaim
 from launcher.run.rendezvous.roll_call import RollCall
 
-__all__ = ["BackendMismatchError", "NodeRecordError", "AgreeingRendezvousHandler", "agree", "disagreement",
+__all__ = ["BackendMismatchError", "NodeRecordError", "NodeTakenError", "AgreeingRendezvousHandler", "agree", "disagreement",
            "register_handlers", "NODE_ADDR_KEY", "placed_handler"]
 
 AGREEMENT_TIMEOUT = timedelta(seconds=60)
@@ -76,6 +76,12 @@ class NodeRecordError(RendezvousError):
         super().__init__(str(agreement.UntrustedRecord(writer, problem)))
 
 
+class NodeTakenError(RendezvousError):
+    """Another node launcher already holds this node's rank in the job (two were given one --node-rank)."""
+
+    exit_status = FAILURE_STATUS
+
+
 def agree(store: Store, rank: int, world_size: int, claim: BackendClaim, timeout: timedelta) -> None:
     """The agreement (launcher/agreement.py) as node `rank` of `world_size`, its failures torch's rendezvous
     errors, which the engine's agent ends the launch with."""
@@ -87,6 +93,8 @@ def agree(store: Store, rank: int, world_size: int, claim: BackendClaim, timeout
         raise NodeRecordError(exc.writer, exc.problem) from None
     except agreement.AgreementTimeout as exc:
         raise RendezvousTimeoutError(str(exc)) from None
+    except agreement.MemberTaken as exc:
+        raise NodeTakenError(str(exc)) from None
 
 
 class AgreeingRendezvousHandler(RendezvousHandler):

@@ -42,6 +42,10 @@ class CountingStore:
         self.calls += 1
         return self._store.add(key, amount)
 
+    def compare_set(self, key: str, expected: str, desired: bytes) -> bytes:
+        self.calls += 1
+        return self._store.compare_set(key, expected, desired)
+
     def check(self, keys: list[str]) -> bool:
         self.calls += 1
         return self._store.check(keys)
