@@ -22,7 +22,7 @@ from launcher.job.backend_order import find_ds_config, resolve_backend
 from launcher.job.envfile import default_env_file, read_env_file
 from launcher.job.local_slots import LocalSelection, ranks_per_node
 from launcher.job.options import LaunchOptions
-from launcher.job.rank_defaults import compile_environment
+from launcher.job.rank_defaults import check_compile_variables, compile_environment
 from launcher.job.validate import check_program
 from launcher.node.identity import NodeIdentity, node_identity
 from launcher.node.node_check import AcceleratorFacts, accelerator_facts, check_backend
@@ -65,6 +65,7 @@ def resolve_job(options: LaunchOptions, environ: dict[str, str], cwd: Path, plac
     env_path = Path(options.env_file) if options.env_file is not None else default_env_file(cwd)
     file_values = read_env_file(env_path, named=options.env_file is not None) if env_path is not None else {}
     job_environ = {**file_values, **environ}
+    check_compile_variables(environ, file_values, env_path)  # before the facts: listing the backends imports torch
     accelerator = _accelerator(job_environ, options.accelerator, _accelerator_source(options, environ, env_path))
     ds_ref = find_ds_config(options.ds_config, options.program.args)
     backend = resolve_backend(options.compile_backend, environ, file_values, ds_ref,

@@ -14,6 +14,7 @@ from typing import NoReturn
 from launcher.contract.job_config import JobConfig, JobDataError
 from launcher.contract.names import NODE_JOB_VAR
 from launcher.errors import NodeIdentityError
+from launcher.job.rank_defaults import check_compile_variables
 from launcher.job.validate import check_settings
 from launcher.contract.variable_names import name_problem
 
@@ -34,6 +35,7 @@ def read_node_job(environ: Mapping[str, str]) -> JobConfig:
     if bad_name is not None:
         _refuse(text, f" (its environment's {bad_name[:60]!r} {name_problem(bad_name)})")
     check_settings(job.settings)
+    check_compile_variables({**job.job_env, **environ})  # this node's own values too, before torch reads them
     return job
 
 

@@ -29,8 +29,8 @@ from launcher.errors import ScriptNotFoundError, UsageError, WorkingDirectoryErr
 from launcher.job.options import LaunchOptions
 from launcher.shared_files import UnsafeFileError, read_user_bytes, read_user_start
 
-__all__ = ["check_options", "check_settings", "check_program", "working_directory", "MAX_SCRIPT_BYTES",
-           "program_problem"]
+__all__ = ["check_options", "check_settings", "check_program", "check_folder", "working_directory",
+           "MAX_SCRIPT_BYTES", "program_problem"]
 
 MAX_SCRIPT_BYTES = 64 << 20
 _NOT_SOURCE = {".pyc", ".pyz", ".zip"}
@@ -61,7 +61,7 @@ def check_settings(settings: RunSettings) -> None:
     """What the settings need of this machine (each value's own check runs as RunSettings is made): checked by
     the head, and again by each node on the job it got."""
     if settings.log_dir is not None:
-        _log_dir(settings.log_dir)
+        check_folder(settings.log_dir, "--log-dir")
 
 
 def working_directory() -> Path:
@@ -72,10 +72,11 @@ def working_directory() -> Path:
         raise WorkingDirectoryError(exc.strerror or str(exc)) from None
 
 
-def _log_dir(value: str) -> None:
-    """The folder can be made: its nearest existing folder takes a new folder now (one made and removed at once:
-    /proc, /sys or a read-only mount refuse it, whatever their modes say), and no name on the way is a symbolic
-    link to nothing or a loop of links."""
+def check_folder(value: str, source: str) -> None:
+    """The folder `value` names (given as `source`: --log-dir, TORCHINDUCTOR_CACHE_DIR) can be made, or is one: its
+    nearest existing folder takes a new folder now (one made and removed at once: /proc, /sys or a read-only mount
+    refuse it, whatever their modes say), and no name on the way is a file, a symbolic link to nothing or a loop of
+    links. UsageError naming `source` otherwise."""
     path = Path(value).absolute()
     try:
         existing = None
@@ -84,15 +85,15 @@ def _log_dir(value: str) -> None:
                 existing = candidate
                 break
             if os.path.lexists(candidate):
-                raise UsageError("--log-dir", value, f"{candidate} is a symbolic link to nothing, or a loop of links")
+                raise UsageError(source, value, f"{candidate} is a symbolic link to nothing, or a loop of links")
     except OSError as exc:  # a name too long for the file system
-        raise UsageError("--log-dir", value, f"cannot be made ({exc.strerror or exc})") from None
+        raise UsageError(source, value, f"cannot be made ({exc.strerror or exc})") from None
     if existing is None or not existing.is_dir():
-        raise UsageError("--log-dir", value, f"{existing} is not a folder" if existing else "cannot be made")
+        raise UsageError(source, value, f"{existing} is not a folder" if existing else "cannot be made")
     try:
         os.rmdir(tempfile.mkdtemp(prefix=".accel-launch-probe-", dir=existing))
     except OSError as exc:
-        raise UsageError("--log-dir", value, f"cannot be made in {existing} ({exc.strerror or exc})") from None
+        raise UsageError(source, value, f"cannot be made in {existing} ({exc.strerror or exc})") from None
 
 
 def check_program(program: Program, cwd: Path) -> None:
