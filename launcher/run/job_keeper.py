@@ -1,99 +1,133 @@
 """What outlives a SIGKILLed launcher: a small keeper process that ends every process of the job within the grace
-window after the launcher's death, whatever those processes do with SIGTERM (docs/RELIABILITY.md, "Launcher
-death").
+window after the launcher's death, whatever those processes do with SIGTERM, their session, group or environment
+(docs/RELIABILITY.md, "Launcher death" and round six).
 
 The launcher starts the keeper in a session of its own (a Ctrl-C at the terminal, or a signal to the launcher's
 group, does not reach it) with the read end of a pipe as its stdin; the launcher alone holds the write end, so
-the keeper's read ends when the launcher does, however it ends. A launcher that ends well has swept its job and
-ends the keeper first (`keeper`). At the launcher's death the ranks' own watch (launcher/rank/launcher_link.py)
-sends SIGTERM through what they started; the keeper waits for the job to go, and SIGKILLs what is left when the
-grace window ends.
+the keeper's read ends when the launcher does, however it ends. While it waits, the keeper takes the job's census
+once a second (launcher/run/job_census.py: every process below the launcher, and the sessions and groups they
+lead). At the launcher's death the ranks' own watch (launcher/rank/launcher_link.py) sends SIGTERM through what
+they started; the keeper waits for the job to go, and SIGKILLs what is left when the grace window ends.
 
-The job's processes are found as the fault tests find them: by the launcher's mark in their environment
-(`ACCEL_LAUNCHER_PID`, which every rank gets and passes on to what it starts, a `setsid` daemon included), and by
-their session, when a rank leads it (a child that dropped its environment but stayed in the rank's session). Only
-a process that both leaves the rank's session and drops the mark escapes.
+The launcher watches its keeper (a thread waiting for it): a keeper that dies (a SIGKILL, the OOM killer) is
+replaced at once, and the launcher says so in one line; when none can be started, the launcher says so and stops
+the job as a SIGTERM would. A launcher that ends well has swept its job, and ends the keeper first (`keeper`).
 """
 
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 from launcher.contract.names import LAUNCHER_PID_VAR
-from launcher.run.reaper import spare
+from launcher.run.job_census import JobCensus, kill
+from launcher.run.reaper import spare, unspare
+from launcher.run.terminal_lines import terminal
+from launcher.signal_rules import start_thread
 
-__all__ = ["keeper", "job_pids"]
+__all__ = ["MOST_STARTS", "keeper"]
 
-_POLL_SECONDS = 0.1
+_CENSUS_SECONDS = 1.0  # while the launcher lives
+_POLL_SECONDS = 0.1  # in the grace window
 _KILL_PASSES = 5  # a process forking while it is killed leaves a child the next pass finds
+MOST_STARTS = 10  # a keeper that keeps dying is not started again for good: the job ends instead
 
 
 @contextmanager
 def keeper(grace_seconds: float) -> Iterator[None]:
     """Within the block, a keeper ends the job's processes `grace_seconds` after this launcher's death."""
-    read_end, write_end = os.pipe()
-    environ = {key: value for key, value in os.environ.items() if key != LAUNCHER_PID_VAR}
+    watched = _Watched(grace_seconds)
     try:
-        process = subprocess.Popen([sys.executable, "-P", "-m", __name__, str(os.getpid()), repr(grace_seconds)],
-                                   stdin=read_end, stdout=subprocess.DEVNULL, env=environ, start_new_session=True)
-    finally:
-        os.close(read_end)
-    spare(process.pid)
-    try:
+        start_thread(threading.Thread(target=watched.watch, name="accel-keeper-watch", daemon=True))
         yield
     finally:
-        process.kill()  # before its pipe closes: a launcher that ends well leaves it nothing to do
-        process.wait()
-        os.close(write_end)
+        watched.end()
 
 
-def job_pids(launcher_pid: int) -> set[int]:
-    """The live processes that carry `launcher_pid`'s mark, and those in a session one of them leads."""
-    mark = f"{LAUNCHER_PID_VAR}={launcher_pid}".encode()
-    marked: set[int] = set()
-    sessions: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
+class _Watched:
+    """The job's keeper as the launcher holds it: started, restarted when it dies, ended at the job's end."""
+
+    def __init__(self, grace_seconds: float) -> None:
+        self._grace, self._lock, self._ending, self._starts = grace_seconds, threading.Lock(), False, 0
+        self._process, self._write_end = self._start()
+
+    def _start(self) -> tuple[subprocess.Popen, int]:
+        """A keeper for this launcher, and the write end of its pipe (never written: its end is the signal)."""
+        read_end, write_end = os.pipe()
+        environ = {key: value for key, value in os.environ.items() if key != LAUNCHER_PID_VAR}
         try:
-            state, _parent, _group, session = (entry / "stat").read_text().rpartition(")")[2].split()[:4]
-            environ = (entry / "environ").read_bytes()
-        except (OSError, ValueError):
-            continue
-        if state in ("Z", "X"):
-            continue
-        sessions[int(entry.name)] = int(session)
-        if mark in environ.split(b"\0"):
-            marked.add(int(entry.name))
-    leaders = {pid for pid in marked if sessions.get(pid) == pid}
-    return marked | {pid for pid, session in sessions.items() if session in leaders}
+            process = subprocess.Popen([sys.executable, "-P", "-m", __name__, str(os.getpid()), repr(self._grace)],
+                                       stdin=read_end, stdout=subprocess.DEVNULL, env=environ, start_new_session=True)
+        except BaseException:
+            os.close(write_end)
+            raise
+        finally:
+            os.close(read_end)
+        spare(process.pid)
+        self._starts += 1
+        return process, write_end
+
+    def watch(self) -> None:
+        """Until the job's end: wait for the keeper; one that died is replaced, and the launcher says so."""
+        while True:
+            process = self._process
+            status = process.wait()
+            with self._lock:
+                if self._ending:
+                    return
+                os.close(self._write_end)
+                unspare(process.pid)
+                how = f"killed by {signal.Signals(-status).name}" if status < 0 else f"exit status {status}"
+                try:
+                    if self._starts >= MOST_STARTS:
+                        raise OSError(f"{MOST_STARTS} keepers were started already")
+                    self._process, self._write_end = self._start()
+                except OSError as exc:
+                    terminal(2).note(f"the job's keeper (pid {process.pid}) died ({how}) and no other could be "
+                                     f"started ({exc}): stopping the job (nothing would end it should the launcher "
+                                     "die)")
+                    self._ending = True
+                    os.kill(os.getpid(), signal.SIGTERM)
+                    return
+                terminal(2).note(f"the job's keeper (pid {process.pid}) died ({how}); started another (pid "
+                                 f"{self._process.pid}), which ends the job should the launcher die")
+
+    def end(self) -> None:
+        """End the keeper, before its pipe closes: a launcher that ends well leaves it nothing to do."""
+        with self._lock:
+            ending, self._ending = self._ending, True
+            if not ending:
+                self._process.kill()
+                self._process.wait()
+                os.close(self._write_end)
 
 
 def _keep(launcher_pid: int, grace_seconds: float) -> None:
-    """Wait for the launcher's end; then for the job's processes to go, and SIGKILL what is left at the window's
-    end."""
+    """Take the job's census until the launcher's end; then wait for the job's processes to go, and SIGKILL what is
+    left at the window's end."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    while os.read(0, 4096):
-        pass
+    census = JobCensus(launcher_pid)
+    pipe = select.poll()
+    pipe.register(0, select.POLLIN)
+    census.look()
+    while not (pipe.poll(_CENSUS_SECONDS * 1000) and not os.read(0, 4096)):
+        census.look()
     deadline = time.monotonic() + grace_seconds
-    while job_pids(launcher_pid) and time.monotonic() < deadline:
+    while census.look(marked=True) and time.monotonic() < deadline:
         time.sleep(_POLL_SECONDS)
     for _ in range(_KILL_PASSES):
-        left = job_pids(launcher_pid)
+        left = census.look(marked=True)
         if not left:
             return
-        for pid in left:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                continue
+        for pid, start in left.items():
+            kill(pid, start)
 
 
 if __name__ == "__main__":

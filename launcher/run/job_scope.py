@@ -3,8 +3,8 @@ direct_run.py: the launcher's own loop).
 
 The launcher becomes the subreaper of its ranks, makes the private folder for their logs, reaps what the
 ranks leave behind as it ends while the job runs (reaper.py), and starts the keeper that ends the job within the
-grace window should the launcher die (job_keeper.py). Each attempt's ranks end through
-`RankGroup.end` (stopped, what they left swept, their output drained); when the job is over, whatever is still
+grace window should the launcher die, and another should the keeper die (job_keeper.py). Each attempt's ranks end
+through `RankGroup.end` (stopped, what they left swept, their output drained); when the job is over, whatever is still
 left is swept and the folder removed (kept under --log-dir), however the job ended.
 """
 

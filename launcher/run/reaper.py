@@ -25,7 +25,8 @@ from launcher.prctl import PR_SET_CHILD_SUBREAPER, prctl
 from launcher.run.job_signals import StopState
 from launcher.signal_rules import start_thread
 
-__all__ = ["become_subreaper", "child_pids", "reaping_adopted", "reap_adopted", "spare", "sweep_descendants"]
+__all__ = ["become_subreaper", "child_pids", "reaping_adopted", "reap_adopted", "spare", "sweep_descendants",
+           "unspare"]
 
 logger = logging.getLogger(__name__)
 _HURRY_CHECK_SECONDS = 0.05
@@ -93,6 +94,11 @@ def child_pids() -> set[int]:
 def spare(pid: int) -> None:
     """Leave this child out of every sweep: its owner ends it."""
     _spared.add(pid)
+
+
+def unspare(pid: int) -> None:
+    """A spared child ended: sweeps may end a process with its pid again."""
+    _spared.discard(pid)
 
 
 def sweep_descendants(grace_seconds: float, stopping: StopState) -> list[int]:
