@@ -14,7 +14,7 @@ __all__ = [
     "SUCCESS_STATUS", "FAILURE_STATUS", "VALIDATION_STATUS", "TIMEOUT_STATUS", "SIGNAL_STATUS_BASE",
     "REFUSAL_PHRASE", "START_REFUSAL_PHRASE", "RENDEZVOUS_FAILURE_PHRASE", "LAUNCH_PATH_VAR", "STORE_FD_VAR",
     "AGREEMENT_VAR", "ERROR_FILE_VAR", "PARENT_DEATH_SIGNAL", "STACKS_SIGNAL", "STACKS_DIR_VAR", "STACKS_FILE",
-    "COMPILE_STATE_FILE",
+    "COMPILE_STATE_FILE", "PROGRESS_FILE",
     "INTERNAL_VARS", "HEAD_VARS", "COMPILE_CACHE_VAR", "COMPILE_SECRET_VAR", "COMPILE_CACHE_MODES",
     "COMPILE_WAIT_SECONDS",
 ]
@@ -56,6 +56,8 @@ STACKS_SIGNAL = signal.SIGRTMAX - 3
 STACKS_DIR_VAR = "ACCEL_STACKS_DIR"
 STACKS_FILE = "rank-{rank}.stacks"
 COMPILE_STATE_FILE = "rank-{rank}.compile"
+# Each rank's steps and phase, for the launcher's watch (docs/CONTRACT.md section 9), in the same folder.
+PROGRESS_FILE = "rank-{rank}.progress"
 TORCHRUN_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT")
 # torch elastic's error file: where each rank (and a launcher under a parent launch) writes its failure's record.
 ERROR_FILE_VAR = "TORCHELASTIC_ERROR_FILE"

@@ -32,6 +32,7 @@ from launcher.rank.gloo_exit import settle_gloo_at_exit
 from launcher.rank.launcher_link import answer_stack_requests, die_with_launcher
 from launcher.rank.library_bridges import bridge_deepspeed, bridge_transformers
 from launcher.rank.node_agreement import agree_at_first_init
+from launcher.rank.progress import note_progress
 from launcher.rank.refusal import refuse
 from launcher.rank.store_host import host_store_when_imported
 
@@ -60,6 +61,7 @@ def main(argv: list[str] | None = None) -> None:
             sys.path.insert(0, folder)
             answer_stack_requests()
             note_compiles()
+            note_progress()
         accelerator = install_backend()
         bridge_deepspeed(accelerator)
         bridge_transformers(accelerator)

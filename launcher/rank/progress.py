@@ -1,0 +1,102 @@
+"""Each rank's progress, for the launcher's watch (docs/CONTRACT.md section 9), with no change to the program.
+
+When the user's code imports `torch.optim.optimizer` (torch's own import does; nothing is imported here), one
+global optimizer-step post hook of torch's (`register_optimizer_step_post_hook`) is registered: it sees every
+torch optimizer's step, plain torch's, DeepSpeed's (its CPU Adam included), HF Trainer's and Lightning's. At
+each step it writes, with two `os.pwrite` calls into this rank's fixed-size file in the launcher's folder
+(PROGRESS_FILE), the step's end (wall clock) and the main thread's CPU time then into a ring of RING slots, then
+the header: the phase and the count of steps. A step costs two clock reads and two system calls (a few
+microseconds). The launcher reads the file about once a second (launcher/run/watch/).
+
+The hook does nothing while dynamo traces (`torch.compiler.is_compiling()`, which dynamo folds to a constant): a
+step inside a compiled region adds no graph break and no recompile, and is not counted. A process the rank
+forks writes nothing.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import struct
+import time
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+from launcher.contract.names import PROGRESS_FILE, STACKS_DIR_VAR
+from launcher.rank.after_import import after_import
+
+__all__ = ["note_progress", "HEADER", "SLOT", "RING", "MAGIC", "PHASES", "RECORD_BYTES"]
+
+MAGIC = b"ACP1"
+HEADER = struct.Struct("<4sIQd")  # magic, phase, steps, the program's start (time.time)
+SLOT = struct.Struct("<Qdd")  # the step's number, its end (time.time), the main thread's CPU seconds then
+RING = 64
+RECORD_BYTES = HEADER.size + RING * SLOT.size
+PHASES = ("starting", "importing", "training", "exited")  # by code; "starting": no file yet
+_IMPORTING, _TRAINING, _EXITED = 1, 2, 3
+
+
+def note_progress() -> None:
+    """Open this rank's progress file (when the launcher gave a folder) and count the optimizer steps once the
+    user's code imports torch.optim.optimizer; the phase `importing` until the first step."""
+    folder = os.environ.get(STACKS_DIR_VAR)
+    if not folder:
+        return
+    path = os.path.join(folder, PROGRESS_FILE.format(rank=os.environ.get("RANK", "0")))
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return
+    record = _Progress(fd)
+    after_import("torch.optim.optimizer", record.register)
+    atexit.register(record.exited)
+    os.register_at_fork(after_in_child=record.leave_to_the_rank)
+
+
+class _Progress:
+    """The rank's record: the header rewritten at each step, the step's slot before it."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd: int | None = fd
+        self._steps = 0
+        self._started = time.time()
+        self._compiling: Callable[[], bool] = _never
+        self._write_header(_IMPORTING)
+
+    def register(self, optimizer_module: ModuleType) -> None:
+        """torch's global post hook; torch.compiler's is_compiling, where torch has it (torch imports it itself)."""
+        compiler = getattr(optimizer_module.torch, "compiler", None)
+        self._compiling = getattr(compiler, "is_compiling", _never)
+        optimizer_module.register_optimizer_step_post_hook(self.stepped)
+
+    def stepped(self, _optimizer: Any, _args: Any, _kwargs: Any) -> None:
+        """An optimizer step ended: its slot, then the header."""
+        if self._compiling() or self._fd is None:
+            return
+        self._steps += 1
+        slot = SLOT.pack(self._steps, time.time(), time.thread_time())
+        try:
+            os.pwrite(self._fd, slot, HEADER.size + (self._steps % RING) * SLOT.size)
+        except OSError:
+            self._fd = None
+            return
+        self._write_header(_TRAINING)
+
+    def exited(self) -> None:
+        self._write_header(_EXITED)
+
+    def leave_to_the_rank(self) -> None:
+        self._fd = None
+
+    def _write_header(self, phase: int) -> None:
+        if self._fd is None:
+            return
+        try:
+            os.pwrite(self._fd, HEADER.pack(MAGIC, phase, self._steps, self._started), 0)
+        except OSError:  # never a reason for the user's step to fail
+            self._fd = None
+
+
+def _never() -> bool:
+    return False

@@ -1,0 +1,2 @@
+"""The launcher's watch over its ranks while they run: their progress, the slow rank, the hang (docs/CONTRACT.md
+section 9)."""

@@ -1,0 +1,84 @@
+"""A rank's progress as the launcher reads it from the rank's file (launcher/rank/progress.py): without blocking, a
+regular file only, a bounded number of bytes (launcher/shared_files.py); a file that is missing, short or not ours
+reads as no progress yet.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+from launcher.contract.names import PROGRESS_FILE
+from launcher.rank.progress import HEADER, MAGIC, PHASES, RECORD_BYTES, RING, SLOT
+from launcher.shared_files import UnsafeFileError, read_user_start
+
+__all__ = ["RankProgress", "read_progress", "STARTING"]
+
+STARTING = PHASES[0]
+_RECENT = 16  # the steps whose median is a rank's usual step: a one-off pause among them does not move it
+
+
+@dataclass(frozen=True)
+class RankProgress:
+    """What a rank last wrote: its phase, its steps, when its program started; its recent steps' ends and the
+    main thread's CPU seconds at each (oldest first, consecutive steps only)."""
+
+    phase: str = STARTING
+    steps: int = 0
+    started: float = 0.0
+    ends: tuple[float, ...] = ()
+    cpu: tuple[float, ...] = ()
+
+    @property
+    def last_step(self) -> float | None:
+        """When its last step ended (time.time), None before the first."""
+        return self.ends[-1] if self.ends else None
+
+    def step_seconds(self) -> float | None:
+        """The median of its recent steps' wall seconds (None: fewer than two steps seen)."""
+        return _median_gaps(self.ends)
+
+    def busy_seconds(self) -> float | None:
+        """The median of its recent steps' main-thread CPU seconds: the time a step is not spent waiting (in a
+        collective, among others); None with fewer than two steps seen."""
+        return _median_gaps(self.cpu)
+
+
+def read_progress(folder: Path, rank: int) -> RankProgress:
+    """Rank `rank`'s progress from its file in `folder`; RankProgress() when there is none readable."""
+    try:
+        data, _size = read_user_start(str(folder / PROGRESS_FILE.format(rank=rank)), RECORD_BYTES,
+                                      follow_symlinks=False)
+    except UnsafeFileError:
+        return RankProgress()
+    if len(data) < HEADER.size:
+        return RankProgress()
+    magic, phase, steps, started = HEADER.unpack_from(data)
+    if magic != MAGIC or not 0 <= phase < len(PHASES):
+        return RankProgress()
+    slots = {}
+    for index in range(min(RING, (len(data) - HEADER.size) // SLOT.size)):
+        number, end, cpu = SLOT.unpack_from(data, HEADER.size + index * SLOT.size)
+        if number and number % RING == index and number <= steps:
+            slots[number] = (end, cpu)
+    recent = _consecutive(slots, steps)
+    return RankProgress(PHASES[phase], steps, started, tuple(slots[n][0] for n in recent),
+                        tuple(slots[n][1] for n in recent))
+
+
+def _consecutive(slots: dict[int, tuple[float, float]], steps: int) -> list[int]:
+    """The step numbers from the newest back, while each is there (a slot rewritten meanwhile ends the run)."""
+    numbers = []
+    number = steps
+    while number in slots and len(numbers) < RING:
+        numbers.append(number)
+        number -= 1
+    return numbers[::-1]
+
+
+def _median_gaps(values: tuple[float, ...]) -> float | None:
+    recent = values[-(_RECENT + 1):]
+    if len(recent) < 2:
+        return None
+    return statistics.median(later - earlier for earlier, later in zip(recent, recent[1:]))
