@@ -17,6 +17,7 @@ import click
 
 from launcher.cli.error_exit import OneLineCommand, fail, fail_if_output_lost, fail_with
 from launcher.cli.stacks import STACKS, STACKS_PROG, stacks_command
+from launcher.cli.status import STATUS, STATUS_PROG, status_command
 from launcher.contract.job_config import Program
 from launcher.contract.names import VALIDATION_STATUS
 from launcher.errors import LaunchError
@@ -110,4 +111,6 @@ class WithReport(OneLineCommand):
             return report_command.main(argv[1:], prog_name=REPORT_PROG, **kwargs)
         if argv[:1] == [STACKS] and not os.path.exists(STACKS):
             return stacks_command.main(argv[1:], prog_name=STACKS_PROG, **kwargs)
+        if argv[:1] == [STATUS] and not os.path.exists(STATUS):
+            return status_command.main(argv[1:], prog_name=STATUS_PROG, **kwargs)
         return super().main(argv, prog_name=prog_name, **kwargs)
