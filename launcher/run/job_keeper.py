@@ -84,7 +84,7 @@ class _Watched:
                     return
                 os.close(self._write_end)
                 unspare(process.pid)
-                how = f"killed by {signal.Signals(-status).name}" if status < 0 else f"exit status {status}"
+                how = f"killed by {_signal_name(-status)}" if status < 0 else f"exit status {status}"
                 try:
                     if self._starts >= MOST_STARTS:
                         raise OSError(f"{MOST_STARTS} keepers were started already")
@@ -107,6 +107,14 @@ class _Watched:
                 self._process.kill()
                 self._process.wait()
                 os.close(self._write_end)
+
+
+def _signal_name(signum: int) -> str:
+    """SIGKILL, or `signal 40` for a number Python has no name for (a real-time signal)."""
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
 
 
 def _keep(launcher_pid: int, grace_seconds: float) -> None:

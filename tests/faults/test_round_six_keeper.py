@@ -18,7 +18,7 @@ from .jobs import Job, describe, job_processes, script, wait_gone
 from .test_launcher_death import GRACE, SLACK
 
 MODES = ("session", "setsid", "setpgid", "daemon")
-CENSUS_SECONDS = 1.5  # the keeper's census (once a second) has seen every child while the launcher lived
+CENSUS_SECONDS = 2.0  # the keeper's census (once a second) has seen every child while the launcher lived
 RESTARTED = re.compile(r"accel-launch: the job's keeper \(pid (\d+)\) died \(killed by SIGKILL\); started another "
                        r"\(pid (\d+)\)")
 
@@ -40,8 +40,14 @@ def start_escapers(start_job) -> Job:
 
 def keeper_pids(job: Job) -> list[int]:
     """The job's keeper processes (the keeper carries the test's marker, not the launcher's)."""
-    return [process.pid for process in job_processes(job.marker)
-            if "launcher.run.job_keeper" in " ".join(process.cmdline())]
+    return [process.pid for process in job_processes(job.marker) if "launcher.run.job_keeper" in _command(process)]
+
+
+def _command(process: psutil.Process) -> str:
+    try:
+        return " ".join(process.cmdline())
+    except psutil.Error:  # gone since
+        return ""
 
 
 def killed_launcher_leaves_nothing(job: Job, figures) -> None:
