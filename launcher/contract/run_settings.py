@@ -59,6 +59,9 @@ class RunSettings:
                                  number=Number(whole=False, minimum=0, min_open=True),
                                  check=partial(check_seconds, above_zero=True),
                                  help="Stop the whole job after this many seconds (exit 124).")
+    on_hang: str = flag(*both("on-hang"), default="report", choices=("report", "stop"), show_default=True,
+                        help="What a hang found without --timeout does (no rank finished a step for 10 times the "
+                        "usual step, 30 to 60 s): report the ranks' stacks, or stop the job as --timeout does.")
     log_dir: str | None = flag(*both("log-dir"), default=None, metavar="DIR", check=check_given,
                                help="Keep every rank's stdout and stderr under DIR.")
     compile_cache: str | None = flag(*both("compile-cache"), default=None, choices=COMPILE_CACHE_MODES,

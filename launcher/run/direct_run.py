@@ -46,7 +46,7 @@ def run_direct(plan: NodePlan) -> JobOutcome:
             return JobOutcome(exc.exit_status, str(exc))
         group = RankGroup(RankLogs(plan, default_layout(plan, folders.logs)),
                           JobStacks(folders.private, folders.kept_logs),
-                          stopping)
+                          stopping, settings.on_hang)
         outcome = _run(plan, group, listener)
         return group.failure_outcome() if outcome is None else outcome
 

@@ -48,6 +48,7 @@ class RankGroupAgent(LocalElasticAgent):
         self._deadline = Deadline(settings.timeout)
         self.group: RankGroup | None = None
         self.wedged: str | None = None  # set when torch's check found a rank in uninterruptible sleep too long
+        self._restart_said: str | None = None  # the restart's line, said once the attempt's ranks are stopped
 
     def send(self, signum: int) -> int:
         """Send `signum` to every running rank of the latest attempt; to how many."""
@@ -61,7 +62,8 @@ class RankGroupAgent(LocalElasticAgent):
         self._setup_local_watchdog(envs)
         self._setup_healthcheck()
         layout = self._logs_specs.reify(envs)
-        self.group = RankGroup(RankLogs(self._plan, layout), self._stacks, self._stopping)
+        self.group = RankGroup(RankLogs(self._plan, layout), self._stacks, self._stopping,
+                               self._plan.job.settings.on_hang)
         self._pcontext = _AttemptContext(self.group, self._stopping, self._plan.job.settings.grace_period)
         pids = {}
         for local_rank, env in envs.items():
@@ -86,11 +88,11 @@ class RankGroupAgent(LocalElasticAgent):
     def _monitor_workers(self, worker_group: WorkerGroup) -> RunResult:
         try:
             self._deadline.remaining()
-        except JobTimeout as exc:  # --timeout ran out: the ranks' stacks, then torch's `run` stops them
-            if self.group is not None:
+            result = super()._monitor_workers(worker_group)  # torch's own look, its D-state check included
+        except JobTimeout as exc:  # --timeout ran out, or --on-hang stop found a hang (the group's wait raised it):
+            if self.group is not None:  # the ranks' stacks, then torch's `run` stops them
                 self.group.report_stacks(exc.reason())
             raise
-        result = super()._monitor_workers(worker_group)  # torch's own look, its D-state check included
         if result.state == WorkerState.UNHEALTHY:
             self.wedged = self._wedged_note(self._uninterruptible_state_timeout)
         return result
@@ -105,12 +107,19 @@ class RankGroupAgent(LocalElasticAgent):
                 "without a restart")
 
     def _restart_workers(self, worker_group: WorkerGroup) -> None:
-        """Say which rank ended the attempt and how, then restart as torch does."""
+        """Say which rank ended the attempt and how, once its ranks are stopped (a failure's stacks come first),
+        then restart as torch does."""
         if self.group is not None and self.group.failures():
             restarts = worker_group.spec.max_restarts
             attempt = restarts - self._remaining_restarts + 1  # torch counted this restart already
-            terminal(2).note(self.group.restart_note(attempt, restarts + 1))
+            self._restart_said = self.group.restart_note(attempt, restarts + 1)
         super()._restart_workers(worker_group)
+
+    def _stop_workers(self, worker_group: WorkerGroup) -> None:
+        super()._stop_workers(worker_group)
+        if self._restart_said is not None:
+            terminal(2).note(self._restart_said)
+            self._restart_said = None
 
 
 class _AttemptContext:

@@ -7,7 +7,8 @@ stops them within the shutdown window (rank_stop.py), sweeps what they left (rea
 failure's account (launcher/run/failure/): among the ranks that ended with a non-zero status (those the
 teardown stopped included, as torch elastic counts them), the first to exit. Before a failure stops the ranks that
 still run, and at the driver's word (--timeout), it prints their stacks (launcher/run/stacks/); at its end, a rank
-whose count of compiled graphs differs from the others'.
+whose count of compiled graphs differs from the others'. While they run it watches their progress (launcher/run/watch/):
+the slow rank, a hang (--on-hang).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from launcher.run.rank_stop import stop_ranks
 from launcher.run.reaper import sweep_descendants
 from launcher.run.stacks.job_stacks import JobStacks
 from launcher.run.terminal_lines import terminal
+from launcher.run.watch.job_watch import LOOK_SECONDS, JobWatch
 from launcher.signal_rules import FORWARDED, STOP
 
 __all__ = ["GroupEnd", "RankExit", "RankGroup"]
@@ -62,7 +64,8 @@ class RankGroup:
     """The ranks of one attempt: `start` each, `wait` for their exits, then `end` them (`stop`, the sweep,
     `close`); `stopping` is the job's stop (launcher/run/job_signals.py), a stop signal never reaches a fresh one."""
 
-    def __init__(self, logs: RankLogs, stacks: JobStacks | None = None, stopping: StopState | None = None) -> None:
+    def __init__(self, logs: RankLogs, stacks: JobStacks | None = None, stopping: StopState | None = None,
+                 on_hang: str | None = None) -> None:
         self.logs = logs
         self.stacks = stacks
         self.stopping = stopping if stopping is not None else StopState()
@@ -72,6 +75,8 @@ class RankGroup:
         self._stopped: set[int] | None = None  # local ranks still running when the group was first stopped
         self._failed_on_its_own: int | None = None  # the first rank that failed before any stop: its local rank
         self._oom = OomWatch()
+        # The watch over the ranks' progress (launcher/run/watch/): with the stacks' folder, as --on-hang says.
+        self._watch = JobWatch(stacks.folder, on_hang, self._running) if stacks and on_hang else None
 
     def start(self, local_rank: int, argv: Sequence[str], env: Mapping[str, str], pass_fds: Sequence[int] = ()) -> int:
         """Start local rank `local_rank` (its global rank is the environment's RANK); its pid."""
@@ -86,11 +91,17 @@ class RankGroup:
         self.ranks[local_rank] = int(env.get("RANK", local_rank))
         process = self._processes.start(local_rank, argv, env, stdout, stderr, pass_fds)
         self.logs.start_copies(local_rank, process)
+        if self._watch is not None:
+            self._watch.start()
         return process.pid
 
     def wait(self, seconds: float | None) -> GroupEnd | None:
         """Wait up to `seconds` (None: as long as it takes) for the group to end: "failed" as soon as a rank
-        failed, "succeeded" once every rank succeeded, None while they run."""
+        failed, "succeeded" once every rank succeeded, None while they run; raises JobHung (a JobTimeout) when
+        --on-hang stop found a hang, while no stop began."""
+        if self._watch is not None and self._stopped is None:
+            self._watch.check()
+            seconds = LOOK_SECONDS if seconds is None else min(seconds, LOOK_SECONDS)
         ended = self._processes.wait_exits(seconds)
         self._ended.update(dict.fromkeys(ended, time.time()))
         failed = [local_rank for local_rank in ended if self._processes.processes[local_rank].returncode]
@@ -111,15 +122,18 @@ class RankGroup:
     def report_stacks(self, why: str) -> None:
         """Print the running ranks' stacks (launcher/run/stacks/), before they are stopped for `why`: the stop has
         begun, so a stop signal meanwhile only hurries it (the outcome stays `why`'s)."""
+        if self._watch is not None:
+            self._watch.close()
         if self.stacks is not None and self._stopped is None:
-            running = {self.ranks[local_rank]: process.pid for local_rank, process in self._processes.processes.items()
-                       if process.returncode is None}
+            running = self._running()
             with self.stopping.ending():
                 self.stacks.report(running, why)
 
     def stop(self, signum: int, window: float) -> None:
         """Stop the running ranks with `signum`, SIGKILL after `window` seconds (launcher/run/rank_stop.py); a
         rank's own failure first has the others' stacks printed."""
+        if self._watch is not None:
+            self._watch.close()
         if self._stopped is None:  # the first stop: the ranks still running then are stopped, any other failed
             self._settle()
             running = {local_rank for local_rank, process in self._processes.processes.items()
@@ -130,6 +144,11 @@ class RankGroup:
             self._stopped = running
         by_rank = {self.ranks[local_rank]: process for local_rank, process in self._processes.processes.items()}
         stop_ranks(by_rank, signum, window, self.stopping, wait=lambda seconds: self.wait(seconds))
+
+    def _running(self) -> dict[int, int]:
+        """The running ranks' pids, by global rank (the watch's thread asks too: a copy of the table, taken at once)."""
+        return {self.ranks[local_rank]: process.pid for local_rank, process in list(self._processes.processes.items())
+                if process.returncode is None}
 
     def _settle(self) -> None:
         """After a failure, the ranks failing alike a moment later end by themselves, with their own status and
