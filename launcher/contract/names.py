@@ -16,7 +16,7 @@ __all__ = [
     "AGREEMENT_VAR", "ERROR_FILE_VAR", "PARENT_DEATH_SIGNAL", "STACKS_SIGNAL", "STACKS_DIR_VAR", "STACKS_FILE",
     "COMPILE_STATE_FILE", "PROGRESS_FILE",
     "INTERNAL_VARS", "HEAD_VARS", "COMPILE_CACHE_VAR", "COMPILE_SECRET_VAR", "COMPILE_CACHE_MODES",
-    "COMPILE_WAIT_SECONDS",
+    "COMPILE_WAIT_SECONDS", "COMPILE_STORE_SECONDS",
 ]
 
 # The compile backend: the user may set it; every rank gets it resolved, with the level it came from.
@@ -29,11 +29,13 @@ DEFAULT_SOURCE = "accelerator default"
 
 # Compile once per job (docs/CONTRACT.md section 7): the mode (--compile-cache), every rank gets it resolved; the
 # secret that signs the job's copies of compiled graphs (the user may give the same one to every node); how long
-# a rank waits for another's compile before it compiles itself.
+# a rank waits for another's compile before it compiles itself; how long one call to the job's store may take before
+# the rank stops sharing across nodes.
 COMPILE_CACHE_VAR = "ACCEL_COMPILE_CACHE"
 COMPILE_SECRET_VAR = "ACCEL_COMPILE_CACHE_SECRET"
 COMPILE_CACHE_MODES = ("job", "node", "off")
 COMPILE_WAIT_SECONDS = 600
+COMPILE_STORE_SECONDS = 10
 
 # What every rank gets beyond torchrun's own variables.
 ACCELERATOR_VAR = "ACCEL_ACCELERATOR"

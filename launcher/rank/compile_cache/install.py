@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import os
 import socket
-from datetime import timedelta
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -25,17 +24,15 @@ from launcher.rank.compile_cache.job_share import JobShare
 from launcher.rank.compile_cache.kernels import KernelFiles
 from launcher.rank.compile_cache.node_share import NodeShare, private_folder
 from launcher.rank.compile_cache.probes import ProbeLibraries
+from launcher.rank.compile_cache.store_calls import connect
 
 __all__ = ["share_compiles"]
-
-# How long a rank may wait for the job's store at its first compile before it compiles on its own.
-_STORE_TIMEOUT = timedelta(seconds=60)
 
 
 def share_compiles() -> None:
     """Arrange, without importing torch, for this rank's inductor compiles to be shared as the launcher says."""
     mode = os.environ.get(COMPILE_CACHE_VAR, "")
-    secret = os.environ.pop(COMPILE_SECRET_VAR, "").encode()
+    secret = os.fsencode(os.environ.pop(COMPILE_SECRET_VAR, ""))  # its bytes as given, UTF-8 or not
     if mode not in ("job", "node") or os.environ.get("WORLD_SIZE", "1") == "1":
         return
     several_nodes = os.environ.get("WORLD_SIZE") != os.environ.get("LOCAL_WORLD_SIZE")
@@ -134,20 +131,18 @@ class _Sharing:
         cpu_vec_isa.VecISA.check_build = check_build
 
     def _job_share(self) -> JobShare | None:
-        """The job's copies across nodes: reached once, at the first compile; None on one node or unreachable."""
-        if self._job_tried or not self._secret:
-            return self._job
-        self._job_tried = True
-        from torch.distributed import TCPStore
-
-        try:
-            store = TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), is_master=False,
-                             timeout=_STORE_TIMEOUT, wait_for_workers=False)
-        except (KeyError, ValueError, RuntimeError):
-            return None
-        self._job = JobShare(store, self._secret, os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"),
-                             f"{socket.gethostname()} {os.getpid()}", _alive)
-        return self._job
+        """The job's copies across nodes: reached once, at the first compile; None on one node, or once the job's
+        store was not reached or failed (said once, launcher.rank.compile_cache.store_calls)."""
+        if not self._job_tried and self._secret:
+            self._job_tried = True
+            try:
+                store = connect(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]))
+            except (KeyError, ValueError):
+                store = None
+            if store is not None:
+                self._job = JobShare(store, self._secret, os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"),
+                                     f"{socket.gethostname()} {os.getpid()}", _alive)
+        return self._job if self._job is not None and self._job.working else None
 
 
 def _alive(claimer: str) -> bool:

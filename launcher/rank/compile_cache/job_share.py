@@ -1,9 +1,15 @@
 """The job's copy of a compiled graph, in the job's TCPStore: signed with the job's secret, in chunks, claimed by
 the first rank that needs it so that the others wait for its compile instead of compiling too.
 
-A value is loaded only when its HMAC under the job's secret checks: whoever can reach the store's port, and is not
-of the job, can plant keys but never a graph that a rank loads (docs/CONTRACT.md section 7). Claims belong to one
-attempt of the job (a restart never waits on a claim of ranks that are gone); values serve every attempt.
+Whoever can reach the store's port can list its keys and plant values; a rank acts only on records the job signed
+(HMAC-SHA256 under the job's secret, over the record's store key and its content: docs/CONTRACT.md section 7):
+- a claim that names another rank is waited on only when signed; any other claim is taken over, or, when another
+  rank took it first, the rank compiles at once;
+- a copy's header (its size and SHA-256) is read and checked before any chunk, and its size bounded (MAX_COPY_BYTES);
+  each chunk must be as long as the header says, and the whole must match its digest;
+- a gave-up record can only end a wait early, so it is not signed: the worst a planted one does is a compile.
+Claims belong to one attempt of the job (a restart never waits on a claim of ranks that are gone); values serve
+every attempt. A store that fails turns the share off for this rank (launcher.rank.compile_cache.store_calls).
 """
 
 from __future__ import annotations
@@ -14,12 +20,15 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["JobShare", "CHUNK_BYTES"]
+from launcher.rank.compile_cache.store_calls import StoreCalls, StoreOff
+
+__all__ = ["JobShare", "CHUNK_BYTES", "MAX_COPY_BYTES"]
 
 # torch's TCPStore server resets a connection that sends a value over 8 MiB.
 CHUNK_BYTES = 4 << 20
+# The largest copy of a graph (its entry and kernels) or probe library that is published, fetched or kept on a node.
+MAX_COPY_BYTES = 1 << 30
 _POLL_SECONDS = 0.05
-_MAX_CHUNKS = 1024  # 4 GiB: a header claiming more is not of ours
 
 
 class JobShare:
@@ -27,7 +36,7 @@ class JobShare:
 
     def __init__(self, store: Any, secret: bytes, attempt: str, member: str, alive: Callable[[str], bool]) -> None:
         """`member`: this rank as "host pid"; `alive(claimer)`: whether a claimer may still publish."""
-        self._store = store
+        self._call = StoreCalls(store)
         self._secret = secret
         space = hashlib.sha256(secret).hexdigest()[:16]
         self._values = f"accel-compile/{space}/value/"
@@ -36,51 +45,106 @@ class JobShare:
         self._me = member
         self._alive = alive
 
+    @property
+    def working(self) -> bool:
+        """False once a call to the job's store failed: the rank shares within its node only from then on."""
+        return not self._call.off
+
     def fetch(self, key: str) -> bytes | None:
         """The job's signed copy of `key`, checked; None when there is none or it does not check."""
-        header_key = self._values + key
-        if not self._store.check([header_key]):
-            return None
         try:
-            count_text, _, mac = self._store.get(header_key).decode("ascii").partition(" ")
-            count = int(count_text)
-        except (UnicodeDecodeError, ValueError):
+            return self._fetch(key)
+        except StoreOff:
             return None
-        if not 0 < count <= _MAX_CHUNKS:
-            return None
-        chunks = [self._values + f"{key}/{index}" for index in range(count)]
-        if not self._store.check(chunks):
-            return None
-        payload = b"".join(bytes(self._store.get(chunk)) for chunk in chunks)
-        return payload if hmac.compare_digest(mac, self._mac(key, payload)) else None
 
     def claim(self, key: str) -> str | None:
-        """Claim the compile of `key` for this rank: None when it is ours, else the claimer ("host pid")."""
-        held = self._store.compare_set(self._claims + key, "", self._me).decode("utf-8", "replace")
-        return None if held == self._me else held
+        """Claim the compile of `key`: None when this rank compiles it, else the claimer ("host pid")."""
+        claim_key = self._claims + key
+        mine = self._signed(claim_key, self._me)
+        try:
+            held = bytes(self._call("compare_set", claim_key, "", mine))
+            if held != mine and self._verified(claim_key, held) is None:  # not the job's: take its place
+                held = bytes(self._call("compare_set", claim_key, held, mine))
+        except StoreOff:
+            return None
+        claimer = self._verified(claim_key, held) if held != mine else None
+        return None if claimer == self._me else claimer
 
     def wait_for(self, key: str, claimer: str, seconds: float) -> bytes | None:
         """The claimer's copy of `key` once published; None when it gave up, died, or took longer than `seconds`."""
         deadline = time.monotonic() + seconds
         header, gone = self._values + key, self._gone + key
-        while time.monotonic() < deadline:
-            if self._store.check([header]):
-                return self.fetch(key)
-            if self._store.check([gone]) or not self._alive(claimer):
-                return None
-            time.sleep(_POLL_SECONDS)
+        try:
+            while time.monotonic() < deadline:
+                if self._call("check", [header]):
+                    return self._fetch(key)
+                if self._call("check", [gone]) or not self._alive(claimer):
+                    return None
+                time.sleep(_POLL_SECONDS)
+        except StoreOff:
+            return None
         return None
 
     def publish(self, key: str, payload: bytes) -> None:
-        """Sign and store `payload` for `key`: the chunks first, then the header that makes them whole."""
-        count = max(1, -(-len(payload) // CHUNK_BYTES))
-        for index in range(count):
-            self._store.set(self._values + f"{key}/{index}", payload[index * CHUNK_BYTES:(index + 1) * CHUNK_BYTES])
-        self._store.set(self._values + key, f"{count} {self._mac(key, payload)}")
+        """Sign and store `payload` for `key`: the chunks first, then the signed header that makes them whole."""
+        if not 0 < len(payload) <= MAX_COPY_BYTES:
+            self.give_up(key)
+            return
+        header_key = self._values + key
+        try:
+            for index in range(-(-len(payload) // CHUNK_BYTES)):
+                self._call("set", f"{header_key}/{index}", payload[index * CHUNK_BYTES:(index + 1) * CHUNK_BYTES])
+            self._call("set", header_key, self._signed(header_key, f"{len(payload)} "
+                                                                    f"{hashlib.sha256(payload).hexdigest()}"))
+        except StoreOff:
+            return
 
     def give_up(self, key: str) -> None:
         """Tell the ranks waiting for this rank's compile of `key` that no copy is coming."""
-        self._store.set(self._gone + key, "1")
+        try:
+            self._call("set", self._gone + key, "1")
+        except StoreOff:
+            return
 
-    def _mac(self, key: str, payload: bytes) -> str:
-        return hmac.new(self._secret, key.encode() + b"\0" + payload, hashlib.sha256).hexdigest()
+    def _fetch(self, key: str) -> bytes | None:
+        header_key = self._values + key
+        if not self._call("check", [header_key]):
+            return None
+        size, digest = _size_and_digest(self._verified(header_key, bytes(self._call("get", header_key))))
+        if size is None:
+            return None
+        chunks = [f"{header_key}/{index}" for index in range(-(-size // CHUNK_BYTES))]
+        if not self._call("check", chunks):
+            return None
+        parts, whole = [], hashlib.sha256()
+        for index, chunk_key in enumerate(chunks):
+            chunk = bytes(self._call("get", chunk_key))
+            if len(chunk) != min(CHUNK_BYTES, size - index * CHUNK_BYTES):
+                return None  # the header's size bounds what is read: a chunk of another length ends the fetch
+            whole.update(chunk)
+            parts.append(chunk)
+        return b"".join(parts) if hmac.compare_digest(whole.hexdigest().encode(), digest.encode()) else None
+
+    def _signed(self, store_key: str, body: str) -> bytes:
+        """`body` with the job's MAC for it at `store_key`, as stored."""
+        return f"{body} {self._mac(store_key, body)}".encode()
+
+    def _verified(self, store_key: str, record: bytes) -> str | None:
+        """The body of a record the job signed for `store_key`; None for anything else."""
+        body, _, mac = record.rpartition(b" ")
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        return text if body and hmac.compare_digest(mac, self._mac(store_key, text).encode()) else None
+
+    def _mac(self, store_key: str, body: str) -> str:
+        return hmac.new(self._secret, store_key.encode() + b"\0" + body.encode(), hashlib.sha256).hexdigest()
+
+
+def _size_and_digest(header: str | None) -> tuple[int, str] | tuple[None, None]:
+    """A signed header's size, when within MAX_COPY_BYTES, and SHA-256; (None, None) otherwise."""
+    size_text, _, digest = (header or "").partition(" ")
+    if not (size_text.isascii() and size_text.isdigit()) or len(digest) != 64 or not 0 < int(size_text) <= MAX_COPY_BYTES:
+        return None, None
+    return int(size_text), digest

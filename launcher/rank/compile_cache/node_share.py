@@ -4,7 +4,8 @@ the node's other ranks wait, and the node's copy the waiters then load (one tran
 The folder is inside torch's own cache folder (`TORCHINDUCTOR_CACHE_DIR`), trusted as torch trusts that folder:
 it must be this user's and writable by no one else, or the node shares nothing (the rule of the backend list's
 cache, `launcher.shared_files.ownership_problem`). A lock dies with its holder (flock), so a rank whose compiling
-peer died stops waiting at once.
+peer died stops waiting at once. A copy is kept with its SHA-256 before it: one that does not match it (cut short,
+changed on disk) is a miss, and the rank compiles (torch is never handed it, so says nothing of it).
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ import hashlib
 import os
 from pathlib import Path
 
+from launcher.rank.compile_cache.job_share import MAX_COPY_BYTES
 from launcher.shared_files import UnsafeFileError, lock_within, ownership_problem, publish_file, read_user_bytes
 
 __all__ = ["NodeShare", "private_folder"]
 
-_MAX_COPY_BYTES = 4 << 30
+_DIGEST_BYTES = hashlib.sha256().digest_size
 
 
 def private_folder(path: Path) -> Path | None:
@@ -66,16 +68,21 @@ class NodeShare:
         return key in self._held
 
     def read(self, key: str) -> bytes | None:
-        """The node's copy of `key`, or None (never blocks; a link, or a file not this user's alone, is not read)."""
+        """The node's copy of `key`, or None (never blocks; a link, a file not this user's alone, or one that does not
+        match its digest, is not read)."""
         try:
-            return read_user_bytes(self._path(key, ".copy"), _MAX_COPY_BYTES, own_only=True)
+            data = read_user_bytes(self._path(key, ".copy"), _DIGEST_BYTES + MAX_COPY_BYTES, own_only=True)
         except UnsafeFileError:
             return None
+        payload = data[_DIGEST_BYTES:]
+        return payload if payload and hashlib.sha256(payload).digest() == data[:_DIGEST_BYTES] else None
 
     def write(self, key: str, payload: bytes) -> None:
         """Keep `payload` as the node's copy of `key`, whole or not at all (a failure only costs a compile)."""
+        if len(payload) > MAX_COPY_BYTES:
+            return
         try:
-            publish_file(self._path(key, ".copy"), payload)
+            publish_file(self._path(key, ".copy"), hashlib.sha256(payload).digest() + payload)
         except OSError:
             return
 
