@@ -69,9 +69,10 @@ def read_user_bytes(path: str, limit: int = MAX_USER_FILE_BYTES, *, follow_symli
 
 
 def read_user_start(path: str, count: int, *, follow_symlinks: bool = True, own_only: bool = False,
-                    unshared: bool = False) -> tuple[bytes, int]:
-    """The first `count` bytes of the regular file at `path`, and its size; UnsafeFileError otherwise
-    (`follow_symlinks` and `own_only` as for `read_user_bytes`)."""
+                    unshared: bool = False, offset: int = 0) -> tuple[bytes, int]:
+    """The first `count` bytes of the regular file at `path` from `offset` on (a negative one counts from its end:
+    a log's tail), and its size; UnsafeFileError otherwise (`follow_symlinks` and `own_only` as for
+    `read_user_bytes`)."""
     no_follow = os.O_NOFOLLOW if own_only or not follow_symlinks else 0
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | no_follow)
@@ -84,6 +85,8 @@ def read_user_start(path: str, count: int, *, follow_symlinks: bool = True, own_
         problem = ownership_problem(info) if own_only else ownership_problem(info, shared=True) if unshared else None
         if problem is not None:
             raise ForeignFileError(problem)
+        if offset:
+            os.lseek(fd, offset if offset > 0 else max(0, info.st_size + offset), os.SEEK_SET)
         return _read_at_most(fd, count), info.st_size
     except OSError as exc:
         raise UnsafeFileError(f"cannot be read ({exc.strerror or exc})") from None

@@ -15,10 +15,11 @@ __all__ = ["stacks_command", "STACKS", "STACKS_PROG"]
 
 STACKS = "stacks"  # the subcommand: `accel-launch stacks`
 STACKS_PROG = "accel-launch stacks"
+PID_MAX = 1 << 22  # Linux's largest pid (/proc/sys/kernel/pid_max can be at most this, PID_MAX_LIMIT)
 
 
 @click.command(cls=OneLineCommand, context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("pid", type=click.IntRange(min=1), required=False)
+@click.argument("pid", type=click.IntRange(min=1, max=PID_MAX), required=False)
 def stacks_command(pid: int | None) -> None:
     """Print every rank's Python stack, grouped, the odd ones out first; the job goes on.
 

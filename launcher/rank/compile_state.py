@@ -2,10 +2,10 @@
 
 When the user's code imports torch._dynamo (nothing before: a rank that never compiles pays nothing), dynamo's own
 compile callbacks (`torch._dynamo.callback_handler`, on_compile_start and on_compile_end) are given two functions
-that rewrite this rank's tiny state file in the launcher's folder: `compiling`, with the frame being compiled and
-how many times it was compiled before, at a compile's start; `idle`, with the rank's count of compiled graphs, at
-its end. Compiles are rare, so a file write at each costs nothing that shows. A process the rank forks writes
-nothing.
+that replace this rank's tiny state file in the launcher's folder, whole (`publish_file`): `compiling`, with the
+frame being compiled and how many times it was compiled before, at a compile's start; `idle`, with the rank's count
+of compiled graphs, at its end. Compiles are rare, so a file write at each costs nothing that shows. A process the
+rank forks writes nothing.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 
 from launcher.contract.names import COMPILE_STATE_FILE, STACKS_DIR_VAR
 from launcher.rank.after_import import after_import
+from launcher.shared_files import publish_file
 
 __all__ = ["note_compiles"]
 
@@ -65,15 +66,13 @@ class _CompileState:
             return self._compiles
 
     def _write(self, state: dict[str, object]) -> None:
+        """The state, whole (a temporary file renamed over the old one: whatever lay at the path, a FIFO or a link
+        the program put there, is replaced, never opened)."""
         if self._path is None:
             return
         try:
-            fd = os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-            try:
-                os.write(fd, json.dumps(state).encode())
-            finally:
-                os.close(fd)
-        except OSError:  # never a reason for the user's compile to fail
+            publish_file(self._path, json.dumps(state))
+        except OSError:  # never a reason for the user's compile to fail (a folder at the path, the folder gone)
             pass
 
     def _leave_to_the_rank(self) -> None:

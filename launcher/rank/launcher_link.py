@@ -20,25 +20,35 @@ clears it at fork), and the handler is the default again there.
 A rank answers STACKS_SIGNAL with every thread's Python stack (`answer_stack_requests`, docs/CONTRACT.md section 8).
 One C call at the rank's start: faulthandler, registered for the signal, writes the stacks from its C handler into
 the rank's file in the launcher's private folder, however the rank is blocked (a gloo collective, a store's wait, a
-lock held in C++), and the rank goes on. No thread, no poll, nothing imported but faulthandler, which is built into
-the interpreter. A program that sets its own handler for the signal keeps it: the signal then reaches its handler,
-and the launcher says the rank did not answer. A process the rank forks does not answer.
+lock held in C++), and the rank goes on. No thread, no poll. A program that sets its own handler for the signal keeps
+it: the signal then reaches its handler, and the launcher says the rank did not answer. A process the rank forks does
+not answer.
+
+faulthandler keeps the descriptor's number, not the file: a program that closes it (`os.closerange`) and opens a
+file of its own that gets the same number would receive the next dump there. So the descriptor sits high (half the
+descriptor limit, at most 2048), where a program's own files seldom reach, and the file's first line
+(`DUMP_HEADER`) names this process and that number: the launcher signals a rank only while /proc/PID/fd/N is still
+this file (launcher/run/stacks/dump_file.py).
 """
 
 from __future__ import annotations
 
 import faulthandler
+import fcntl
 import os
 import signal
+import stat
 import threading
 import time
 
 from launcher.contract.names import LAUNCHER_PID_VAR, PARENT_DEATH_SIGNAL, STACKS_DIR_VAR, STACKS_FILE, STACKS_SIGNAL
 from launcher.prctl import PR_SET_PDEATHSIG, prctl
 
-__all__ = ["die_with_launcher", "answer_stack_requests"]
+__all__ = ["die_with_launcher", "answer_stack_requests", "DUMP_HEADER"]
 
 WATCH_SECONDS = 1.0
+DUMP_HEADER = "accel-launch stack dumps of pid {pid}, fd {fd}\n"  # the dump file's first line
+_DUMP_FD_CEILING = 4096
 _taken = threading.Lock()  # held by whichever way noticed first
 
 
@@ -103,14 +113,31 @@ def answer_stack_requests() -> None:
     folder = os.environ.get(STACKS_DIR_VAR)
     if not folder:
         return
-    name = STACKS_FILE.format(rank=os.environ.get("RANK", "0"))
     try:
-        fd = os.open(os.path.join(folder, name), os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC,
-                     0o600)
+        fd = _dump_file(os.path.join(folder, STACKS_FILE.format(rank=os.environ.get("RANK", "0"))))
     except OSError:
         return
     faulthandler.register(STACKS_SIGNAL, file=fd, all_threads=True)
     os.register_at_fork(after_in_child=_stacks_left_to_the_rank)
+
+
+def _dump_file(path: str) -> int:
+    """The rank's dump file, made afresh (a regular file, never a FIFO's wait: O_NONBLOCK), at a high descriptor,
+    its first line DUMP_HEADER."""
+    opened = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC |
+                     os.O_NONBLOCK, 0o600)
+    try:
+        if not stat.S_ISREG(os.fstat(opened).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        fd = fcntl.fcntl(opened, fcntl.F_DUPFD_CLOEXEC, max(3, min(os.sysconf("SC_OPEN_MAX"), _DUMP_FD_CEILING) // 2))
+    finally:
+        os.close(opened)
+    try:
+        os.write(fd, DUMP_HEADER.format(pid=os.getpid(), fd=fd).encode())
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _stacks_left_to_the_rank() -> None:

@@ -4,7 +4,8 @@ A launcher killed with SIGKILL cannot remove its folder; the next launch with th
 A folder counts as dead only when its owner file names a process (pid and start time) that is gone, so
 a folder being made right now (its owner file written whole or not yet there: launchers starting side by side
 sweep each other's temp dir), one whose owner file says nothing readable, or one of another user, is never
-touched.
+touched. The owner file is read as any file a rank could replace (the ranks' stacks folder is inside): a regular
+file reached through no link, never opened to block, at most _OWNER_BYTES.
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ from pathlib import Path
 
 import psutil
 
-from launcher.shared_files import publish_file
+from launcher.shared_files import UnsafeFileError, publish_file, read_user_text
 from launcher.signal_rules import add_cleanup, signals_deferred
 
 __all__ = ["PREFIX", "log_folder", "make_private_folder", "sweep_dead_folders", "remove_own_folders"]
 
 PREFIX = "accel-launch-"
 _OWNER_FILE = "owner"
+_OWNER_BYTES = 64  # "PID START-TIME"
 _own: list[Path] = []
 
 
@@ -59,8 +61,8 @@ def sweep_dead_folders(parent: Path) -> list[Path]:
         try:
             if folder.is_symlink() or folder.lstat().st_uid != os.getuid():
                 continue
-            owner = (folder / _OWNER_FILE).read_text(encoding="ascii")
-        except (OSError, UnicodeDecodeError):
+            owner = read_user_text(str(folder / _OWNER_FILE), _OWNER_BYTES, follow_symlinks=False)
+        except (OSError, UnsafeFileError):
             continue
         if not _alive(owner):
             shutil.rmtree(folder, ignore_errors=True)

@@ -29,6 +29,7 @@ from launcher.contract.hosts import this_host
 from launcher.contract.names import (ERROR_FILE_VAR, FAILURE_STATUS, REFUSAL_PHRASE, RENDEZVOUS_FAILURE_PHRASE,
                                      SIGNAL_STATUS_BASE, START_REFUSAL_PHRASE, VALIDATION_STATUS)
 from launcher.run.failure.root_cause import RootCause, clip, read_error_file
+from launcher.shared_files import UnsafeFileError, read_user_start
 
 __all__ = ["RankFailure", "this_host", "ended_how", "exit_status", "tail_lines", "others_text",
            "failure_from_engine", "first_failure", "lost_a_peer", "lost_peer_note", "hand_on_root_cause",
@@ -36,6 +37,7 @@ __all__ = ["RankFailure", "this_host", "ended_how", "exit_status", "tail_lines",
 
 _TAIL_LINES = 20
 _TAIL_LINE_BYTES = 1 << 10
+_TAIL_BYTES = 64 << 10
 
 
 @dataclass(frozen=True)
@@ -107,14 +109,11 @@ def exit_status(exitcode: int) -> int:
 
 
 def tail_lines(path: Path, count: int = _TAIL_LINES) -> tuple[str, ...]:
-    """The last `count` lines of a log file (each cut to 1 KiB), read from its end so that huge logs cost nothing."""
+    """The last `count` lines of a rank's log file (each cut to 1 KiB), read from its end so that huge logs cost
+    nothing; none when the rank left something else there (a FIFO, a folder, a link: never opened to block)."""
     try:
-        with path.open("rb") as handle:
-            handle.seek(0, 2)
-            size = handle.tell()
-            handle.seek(max(0, size - 64 * 1024))
-            data = handle.read()
-    except OSError:
+        data, _size = read_user_start(str(path), _TAIL_BYTES, follow_symlinks=False, offset=-_TAIL_BYTES)
+    except UnsafeFileError:
         return ()
     lines = data.decode("utf-8", errors="replace").splitlines()
     return tuple(clip(line, _TAIL_LINE_BYTES) for line in lines[-count:])

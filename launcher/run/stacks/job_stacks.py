@@ -18,7 +18,7 @@ from launcher.contract.names import STACKS_DIR_VAR, STACKS_SIGNAL
 from launcher.escaped import one_line
 from launcher.run.failure.rank_failure import this_host
 from launcher.run.stacks.rank_answers import RankAnswer, ask_ranks, read_compile_state
-from launcher.run.stacks.stack_report import ranks_text, stack_lines, summary_lines
+from launcher.run.stacks.stack_report import program_dump, ranks_text, stack_lines, summary_lines
 from launcher.run.terminal_lines import terminal
 from launcher.signal_rules import signal_name
 
@@ -70,21 +70,20 @@ class JobStacks:
                 "(TORCH_LOGS=recompiles says why)")
 
     def _save(self, answers: Sequence[RankAnswer], why: str) -> Path | None:
+        """The full dumps in a new file (O_EXCL: never one a rank put at a name it could guess, a FIFO or a link)."""
         text = dump_file_text(answers, why).encode("utf-8", "replace")
         stamp = time.strftime("%Y%m%d-%H%M%S")
         try:
             if self._keep_in is not None:
                 self._keep_in.mkdir(mode=0o700, exist_ok=True)
-                path = self._keep_in / f"stacks-{stamp}.txt"
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+                fd, name = tempfile.mkstemp(prefix=f"stacks-{stamp}-", suffix=".txt", dir=self._keep_in)
             else:
                 fd, name = tempfile.mkstemp(prefix=f"accel-stacks-{stamp}-", suffix=".txt")
-                path = Path(name)
             with os.fdopen(fd, "wb") as handle:
                 handle.write(text)
         except OSError:
             return None
-        return path
+        return Path(name)
 
 
 def dump_file_text(answers: Sequence[RankAnswer], why: str) -> str:
@@ -92,7 +91,8 @@ def dump_file_text(answers: Sequence[RankAnswer], why: str) -> str:
     parts = [f"accel-launch: {why}: stacks of {len(answers)} rank(s) on {this_host()}, asked with "
              f"{signal_name(STACKS_SIGNAL)}", "", *summary_lines(answers), "", *stack_lines(answers), ""]
     for answer in answers:
-        parts += [f"=== rank {answer.rank} (pid {answer.pid}) ===", answer.dump or f"no stack: {answer.silent}", ""]
+        dump = program_dump(answer.dump) if answer.dump is not None else f"no stack: {answer.silent}"
+        parts += [f"=== rank {answer.rank} (pid {answer.pid}) ===", dump, ""]
     return "\n".join(parts)
 
 

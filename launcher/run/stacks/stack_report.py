@@ -4,7 +4,9 @@ code (`rank 1: train.py:88 in load_batch`); a rank inside torch.compile said to 
 answer named with the reason.
 
 Read from faulthandler's dump of a rank's threads (`read_dump`): each thread's frames, innermost first, and which
-frames are the user's own code (not the standard library, not an installed package, not the launcher).
+frames are the user's own code (not the standard library, not an installed package, not the launcher). The
+launcher's own threads in a rank (its watch for the launcher's death, launcher/rank/launcher_link.py) are left out,
+of the summary, the grouped stacks and the dumps as kept (`program_dump`).
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ from pathlib import Path
 from launcher.run.stacks.rank_answers import RankAnswer
 
 __all__ = ["StackGroup", "group_stacks", "summary_lines", "stack_lines", "ranks_text", "Frame", "Thread",
-           "read_dump", "is_user_frame", "main_thread"]
+           "read_dump", "program_dump", "is_user_frame", "main_thread"]
 
 _RUNPY = ("<frozen runpy>", "runpy.py")
+_THREADING = "/threading.py"
 
 
 @dataclass(frozen=True)
@@ -155,17 +158,33 @@ Thread = tuple[Frame, ...]  # innermost frame first, as faulthandler writes them
 
 
 def read_dump(text: str) -> tuple[Thread, ...]:
-    """Every thread with a Python frame, in faulthandler's order; a thread without one (gloo's, the store's) is
-    left out."""
-    threads: list[list[Frame]] = []
+    """Every thread of the program with a Python frame, in faulthandler's order; a thread without one (gloo's, the
+    store's) and the launcher's own are left out."""
+    return tuple(thread for thread, _lines in _blocks(text) if thread and not _launchers(thread))
+
+
+def program_dump(text: str) -> str:
+    """faulthandler's dump as it was written, without the launcher's own threads."""
+    return "\n".join(line for thread, lines in _blocks(text) if not _launchers(thread) for line in lines)
+
+
+def _blocks(text: str) -> list[tuple[Thread, list[str]]]:
+    """Each thread's frames and its lines as written (the lines before the first thread, with no frame)."""
+    blocks: list[tuple[list[Frame], list[str]]] = [([], [])]
     for line in text.splitlines():
         if _THREAD.match(line):
-            threads.append([])
-            continue
+            blocks.append(([], []))
         found = _FRAME.match(line)
-        if found and threads:
-            threads[-1].append(Frame(*found.groups()))
-    return tuple(tuple(frames) for frames in threads if frames)
+        if found and len(blocks) > 1:
+            blocks[-1][0].append(Frame(*found.groups()))
+        blocks[-1][1].append(line)
+    return [(tuple(frames), lines) for frames, lines in blocks if lines]
+
+
+def _launchers(thread: Thread) -> bool:
+    """Whether a thread is the launcher's own: the function it was started with (the frame above threading's) is."""
+    frames = [frame for frame in thread if not frame.path.endswith(_THREADING)]
+    return bool(frames) and len(frames) < len(thread) and frames[-1].path.startswith(_OURS)
 
 
 def main_thread(threads: tuple[Thread, ...]) -> Thread | None:

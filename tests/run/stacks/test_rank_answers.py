@@ -12,22 +12,27 @@ from pathlib import Path
 
 import pytest
 
-from launcher.contract.names import STACKS_SIGNAL
+from launcher.contract.names import STACKS_DIR_VAR, STACKS_SIGNAL
 from launcher.run.stacks.rank_answers import ask_ranks
 
 pytestmark = pytest.mark.timeout(60)
 
-ANSWERS = f"""
-import faulthandler, os, sys, time
-fd = os.open(os.path.join(sys.argv[1], "rank-0.stacks"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-faulthandler.register({int(STACKS_SIGNAL)}, file=fd, all_threads=True)
+# As a rank's bootstrap sets it up (launcher/rank/launcher_link.py), in the folder the first argument names.
+REGISTERED = f"""
+import os, sys
+os.environ[{STACKS_DIR_VAR!r}] = sys.argv[1]
+from launcher.rank.launcher_link import answer_stack_requests
+answer_stack_requests()
+"""
+ANSWERS = REGISTERED + """
+import time
 open(os.path.join(sys.argv[1], "ready"), "w").close()
 def waiting_here():
     time.sleep(30)
 waiting_here()
 """
-OWN_HANDLER = f"""
-import os, signal, sys, time
+OWN_HANDLER = REGISTERED + f"""
+import signal, time
 signal.signal({int(STACKS_SIGNAL)}, lambda *_: open(os.path.join(sys.argv[1], "handled"), "w").close())
 open(os.path.join(sys.argv[1], "ready"), "w").close()
 time.sleep(30)
@@ -59,7 +64,7 @@ def started(code: str, folder: Path) -> Iterator[subprocess.Popen]:
 def test_a_process_with_the_handler_answers_with_its_stack_and_goes_on(tmp_path):
     with started(ANSWERS, tmp_path) as process:
         [answer] = ask_ranks({0: process.pid}, tmp_path)
-        assert answer.silent is None and 'line 7 in waiting_here' in answer.dump
+        assert answer.silent is None and 'line 10 in waiting_here' in answer.dump
         assert process.poll() is None
 
 
