@@ -48,6 +48,7 @@ class RankGroupAgent(LocalElasticAgent):
         self._deadline = Deadline(settings.timeout)
         self.group: RankGroup | None = None
         self.wedged: str | None = None  # set when torch's check found a rank in uninterruptible sleep too long
+        self._restart_said: str | None = None  # the restart's line, said once the attempt's ranks are stopped
 
     def send(self, signum: int) -> int:
         """Send `signum` to every running rank of the latest attempt; to how many."""
@@ -106,12 +107,19 @@ class RankGroupAgent(LocalElasticAgent):
                 "without a restart")
 
     def _restart_workers(self, worker_group: WorkerGroup) -> None:
-        """Say which rank ended the attempt and how, then restart as torch does."""
+        """Say which rank ended the attempt and how, once its ranks are stopped (a failure's stacks come first),
+        then restart as torch does."""
         if self.group is not None and self.group.failures():
             restarts = worker_group.spec.max_restarts
             attempt = restarts - self._remaining_restarts + 1  # torch counted this restart already
-            terminal(2).note(self.group.restart_note(attempt, restarts + 1))
+            self._restart_said = self.group.restart_note(attempt, restarts + 1)
         super()._restart_workers(worker_group)
+
+    def _stop_workers(self, worker_group: WorkerGroup) -> None:
+        super()._stop_workers(worker_group)
+        if self._restart_said is not None:
+            terminal(2).note(self._restart_said)
+            self._restart_said = None
 
 
 class _AttemptContext:
