@@ -5,13 +5,20 @@ window after the launcher's death, whatever those processes do with SIGTERM, the
 The launcher starts the keeper in a session of its own (a Ctrl-C at the terminal, or a signal to the launcher's
 group, does not reach it) with the read end of a pipe as its stdin; the launcher alone holds the write end, so
 the keeper's read ends when the launcher does, however it ends. While it waits, the keeper takes the job's census
-once a second (launcher/run/job_census.py: every process below the launcher, and the sessions and groups they
-lead). At the launcher's death the ranks' own watch (launcher/rank/launcher_link.py) sends SIGTERM through what
-they started; the keeper waits for the job to go, and SIGKILLs what is left when the grace window ends.
+once a second (`JobCensus`). At the launcher's death the ranks' own watch (launcher/rank/launcher_link.py) sends
+SIGTERM through what they started; the keeper waits for the job to go, and SIGKILLs what is left when the grace
+window ends.
 
 The launcher watches its keeper (a thread waiting for it): a keeper that dies (a SIGKILL, the OOM killer) is
 replaced at once, and the launcher says so in one line; when none can be started, the launcher says so and stops
 the job as a SIGTERM would. A launcher that ends well has swept its job, and ends the keeper first (`keeper`).
+
+The census reads /proc/PID/stat of every process (no environment: a look stays cheap) and knows, by pid and start
+time (a recycled pid is never the job's; `_kill` checks it again through a pidfd), the launcher's children (it is the
+subreaper of its ranks: while it lives, everything the job starts is below it), their children, and the members of a
+session or process group one of them leads or led, kept while it has members (Linux gives no new process the id of
+a session or group that has one). The launcher's own session and group are never the job's. After the death only,
+it also takes what carries the launcher's mark in its environment: a backstop for what came since the last look.
 """
 
 from __future__ import annotations
@@ -25,9 +32,9 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from launcher.contract.names import LAUNCHER_PID_VAR
-from launcher.run.job_census import JobCensus, kill
 from launcher.run.reaper import spare, unspare
 from launcher.run.terminal_lines import terminal
 from launcher.signal_rules import start_thread
@@ -135,8 +142,106 @@ def _keep(launcher_pid: int, grace_seconds: float) -> None:
         if not left:
             return
         for pid, start in left.items():
-            kill(pid, start)
+            _kill(pid, start)
 
+
+@dataclass(frozen=True)
+class _ProcStat:
+    """What a look needs of one process, from /proc/PID/stat."""
+
+    pid: int
+    parent: int
+    group: int
+    session: int
+    start: int  # clock ticks since boot: with the pid, the process's identity
+    ended: bool  # a zombie: it holds its ids, and nothing is left to end
+
+
+def _proc_stat(pid: int) -> _ProcStat | None:
+    """`pid`'s stat, or None when it is gone (or unreadable)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            text = handle.read()
+        fields = text.rpartition(b")")[2].split()  # the command's name, in parentheses, may hold anything
+        parent, group, session, start = (int(fields[index]) for index in (1, 2, 3, 19))
+        return _ProcStat(pid, parent, group, session, start, fields[0] in (b"Z", b"X"))
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _kill(pid: int, start: int) -> None:
+    """SIGKILL `pid` if it is still the process that started at `start` (checked through a pidfd: no race with a
+    recycled pid)."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except OSError:
+        return
+    try:
+        stat = _proc_stat(pid)
+        if stat is not None and stat.start == start:
+            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+    except OSError:
+        pass
+    finally:
+        os.close(pidfd)
+
+
+class JobCensus:
+    """What one keeper knows of the job of the launcher `launcher_pid`; `look` learns and answers."""
+
+    def __init__(self, launcher_pid: int) -> None:
+        self._launcher, self._own = launcher_pid, os.getpid()
+        self._known: dict[int, int] = {}  # pid: start time
+        self._sessions: set[int] = set()
+        self._groups: set[int] = set()
+        launcher = _proc_stat(launcher_pid)
+        self._launcher_start = launcher.start if launcher is not None else None
+        # The launcher's own session and group are the user's shell's: never the job's.
+        self._foreign = {launcher.session, launcher.group} if launcher is not None else set()
+
+    def look(self, marked: bool = False) -> dict[int, int]:
+        """The job's live processes now (pid: start time); what it found is known from now on."""
+        table = {}
+        for name in os.listdir("/proc"):
+            if name.isdigit() and int(name) != self._own and (stat := _proc_stat(int(name))) is not None:
+                table[stat.pid] = stat
+        self._known = {pid: start for pid, start in self._known.items() if pid in table and table[pid].start == start}
+        below: dict[int, set[int]] = {}  # a pid: its children, and the members of a session or group it is the id of
+        for stat in table.values():
+            for above in (stat.parent, stat.session, stat.group):
+                below.setdefault(above, set()).add(stat.pid)
+        found = [*self._known, *self._members(table, self._sessions | self._groups)]
+        launcher = table.get(self._launcher)
+        if launcher is not None and launcher.start == self._launcher_start:  # not a process that got its pid since
+            found += [stat.pid for stat in table.values() if stat.parent == self._launcher]
+        if marked:
+            found += [pid for pid in table if pid not in self._known and _marked(pid, self._launcher)]
+        seen = {self._launcher}
+        while found:
+            pid = found.pop()
+            if pid not in seen:
+                seen.add(pid)
+                self._known[pid] = table[pid].start
+                found += below.get(pid, ())
+        self._sessions = {stat.session for stat in table.values()
+                          if stat.session in self._sessions or stat.session in self._known} - self._foreign
+        self._groups = {stat.group for stat in table.values()
+                        if stat.group in self._groups or stat.group in self._known} - self._foreign
+        return {pid: start for pid, start in self._known.items() if not table[pid].ended}
+
+    @staticmethod
+    def _members(table: dict[int, _ProcStat], ids: set[int]) -> list[int]:
+        return [stat.pid for stat in table.values() if stat.session in ids or stat.group in ids]
+
+
+def _marked(pid: int, launcher_pid: int) -> bool:
+    """Whether `pid`'s environment holds the launcher's mark."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            environ = handle.read()
+    except OSError:
+        return False
+    return f"{LAUNCHER_PID_VAR}={launcher_pid}".encode() in environ.split(b"\0")
 
 if __name__ == "__main__":
     _keep(int(sys.argv[1]), float(sys.argv[2]))

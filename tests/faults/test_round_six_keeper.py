@@ -1,6 +1,6 @@
 """Nothing outlives a SIGKILLed launcher, whatever a rank's children do (docs/RELIABILITY.md, round six): children
-that drop the launcher's mark and leave the rank's session or group are known to the keeper's census
-(launcher/run/job_census.py), and a keeper that dies is replaced (launcher/run/job_keeper.py), on both paths."""
+that drop the launcher's mark and leave the rank's session or group are known to the keeper's census, and a keeper
+that dies is replaced (launcher/run/job_keeper.py), on both paths."""
 
 from __future__ import annotations
 
