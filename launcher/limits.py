@@ -95,9 +95,12 @@ def _shown(text: str) -> str:
 # measured on both paths: 2 ranks ran at 24 and failed at 16; 8 ranks ran at 64 and failed at 32.
 MIN_OPEN_FILES = 32
 OPEN_FILES_PER_RANK = 4
-# The launcher's own files are small, but a rank's log of a few lines must fit: below this, the first rank to write
-# more ends with EFBIG (Python ignores SIGXFSZ) or the launcher's private folder cannot be marked.
-MIN_FILE_SIZE = 1 << 20
+# What a launch cannot do without: its own small files (Python's probe of the temp folder, 4 bytes; the private
+# folder's owner record, about 20; the pid file) and the ranks' records (a compile state, a refusal: a few hundred).
+# 1 KiB, the smallest limit `ulimit -f` sets above 0, holds each; below it the private folder could not be marked. A
+# log is a copy: one that reaches the limit is left incomplete, with one line (launcher/run/output_copy.py), and the
+# job runs, as under torchrun (docs/RELIABILITY.md, round six).
+MIN_FILE_SIZE = 1 << 10
 # The engine path imports torch into the launcher: at 400 MiB of address space it aborted (std::bad_alloc), at
 # 800 MiB it ran; the direct path needs far less and is not checked.
 ENGINE_ADDRESS_SPACE = 1 << 30
@@ -121,13 +124,13 @@ def open_files_problem(ranks: int = 0) -> str | None:
 
 
 def file_size_problem() -> str | None:
-    """The line for a file-size limit (ulimit -f) too small for the launcher's files and the ranks' logs, else
-    None."""
+    """The line for a file-size limit (ulimit -f) too small for the launcher's own files, else None (the logs are
+    copies, left incomplete at the limit)."""
     soft, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
     if soft == resource.RLIM_INFINITY or soft >= MIN_FILE_SIZE:
         return None
     return (f"the file-size limit (ulimit -f) is {soft} bytes; accel-launch needs at least {MIN_FILE_SIZE} for its "
-            "files and the ranks' logs: raise it, e.g. ulimit -f unlimited")
+            "own small files: raise it, e.g. ulimit -f unlimited")
 
 
 def address_space_problem() -> str | None:
@@ -157,6 +160,10 @@ def _limit_of(exc: BaseException) -> str | None:
                 "folder you can write")
     code = exc.errno if isinstance(exc, OSError) else None
     text = str(exc).lower()
+    if code == errno.EFBIG:
+        soft, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
+        return (f"the file-size limit (ulimit -f) of {_limit_text(soft)} bytes was reached: raise it, e.g. "
+                "ulimit -f unlimited")
     if code == errno.ENFILE:
         return "the system's open-file table is full (ENFILE): close files elsewhere, or raise fs.file-max"
     if code == errno.EMFILE or any(words in text for words in _OPEN_FILES_WORDS):

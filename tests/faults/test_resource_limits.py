@@ -1,7 +1,9 @@
 """A limit is worded as a limit (docs/RELIABILITY.md): a real launch under `prlimit` (an open-file limit, an
 address-space limit, a file-size limit that leaves no usable folder for temporary files) ends in one line naming
 the limit, exit status 2, no internal error and no hang. The limits are checked before either path starts, but for
-the address space, which only the engine path's torch needs: that test runs on both (tests/conftest.py)."""
+the address space, which only the engine path's torch needs: that test runs on both (tests/conftest.py). Only what
+the launch cannot do without refuses it: a file-size limit of a few KiB runs the job as torchrun runs it, its logs
+left incomplete with one line each (round six)."""
 
 from __future__ import annotations
 
@@ -9,12 +11,31 @@ import resource
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
+
+from tests.launches import clean_environ, on_paths
 
 from .jobs import assert_refused, error_lines, launcher_leftovers, script
 
 MIB = 1 << 20
+KIB = 1 << 10
+# 2 ranks of 2,000 lines of 100 bytes each on stdout, then WRITE_BYTES (if set) to a file of their own.
+TALKER = """import os
+rank = os.environ["RANK"]
+for number in range(2000):
+    print(f"rank {rank} line {number:06d} " + "x" * 80)
+if os.environ.get("WRITE_BYTES"):
+    with open(f"own-{rank}.bin", "wb") as handle:
+        handle.write(bytes(int(os.environ["WRITE_BYTES"])))
+"""
+# name: (the file-size limit, --log-dir given, bytes each rank writes to its own file, the status ours and torchrun's)
+SMALL_FILE_SIZES = {
+    "64 KiB": (64 * KIB, False, 0, 0),
+    "4 KiB, --log-dir": (4 * KIB, True, 0, 0),
+    "64 KiB, a rank's own file past it": (64 * KIB, False, 100 * KIB, 1),
+}
 
 
 def under(*limits: str) -> tuple[str, ...]:
@@ -88,3 +109,51 @@ def test_no_usable_folder_for_temporary_files_is_one_line_naming_the_limit(tmp_p
     assert done.stderr.splitlines() == [last]
     assert list(tmp_path.glob("started-*")) == [] and launcher_leftovers(temp) == []
     assert time.monotonic() - started < 60
+
+
+def small_file_size_launch(tmp_path: Path, command: list[str], case: str) -> subprocess.CompletedProcess:
+    """TALKER on 2 ranks under `case`'s file-size limit; stdout and stderr are pipes, as a terminal would be (a file
+    would hold only the limit's bytes)."""
+    limit, log_dir, write_bytes, _ = SMALL_FILE_SIZES[case]
+    (tmp_path / "talker.py").write_text(TALKER)
+    logs = ["--log-dir", str(tmp_path / "logs")] if log_dir else []
+    env = clean_environ({"WRITE_BYTES": str(write_bytes)} if write_bytes else {})
+    return subprocess.run(["prlimit", f"--fsize={limit}", *command, "--nproc-per-node", "2", *logs, "talker.py"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.timeout(150)
+@on_paths(("case",), {name: name for name in SMALL_FILE_SIZES}, on_engine=["4 KiB, --log-dir"])
+def test_a_small_file_size_limit_runs_the_job_and_a_log_it_stops_is_said_once(tmp_path, figures, case):
+    limit, log_dir, write_bytes, status = SMALL_FILE_SIZES[case]
+    started = time.monotonic()
+    done = small_file_size_launch(tmp_path, [sys.executable, "-m", "launcher"], case)
+
+    assert done.returncode == status, done.stderr
+    assert "needs at least" not in done.stderr and "internal error" not in done.stderr
+    lines = done.stdout.splitlines()
+    if status == 0:  # every line on the terminal (a failing rank's peer is stopped where it is)
+        assert all(f"rank {rank} line {number:06d} " + "x" * 80 in lines for rank in (0, 1) for number in (0, 1999))
+    notes = [line for line in done.stderr.splitlines() if "is incomplete: File too large" in line]
+    if log_dir:  # each rank's log holds the first `limit` bytes; one line says so, per log
+        assert sorted(note.split("'")[0] for note in notes) == ["accel-launch: rank 0", "accel-launch: rank 1"], notes
+        logged = sorted((tmp_path / "logs").glob("*/attempt_0/*/stdout.log"))
+        assert [path.stat().st_size for path in logged] == [limit, limit]
+    else:
+        assert notes == [], done.stderr
+    if write_bytes:  # the rank's own write: EFBIG (Python ignores SIGXFSZ), its traceback, its status
+        assert "OSError: [Errno 27] File too large" in done.stderr
+        assert "failed first, with exit code 1" in done.stderr
+    figures(status=done.returncode, seconds=time.monotonic() - started)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(150)
+@pytest.mark.parametrize("case", SMALL_FILE_SIZES)
+def test_torchrun_runs_the_same_jobs_under_the_same_limits(tmp_path, figures, case):
+    started = time.monotonic()
+    done = small_file_size_launch(tmp_path, [sys.executable, "-m", "torch.distributed.run"], case)
+
+    assert done.returncode == SMALL_FILE_SIZES[case][3], done.stderr
+    assert "rank 1 line 001999 " in done.stdout
+    figures(status=done.returncode, seconds=time.monotonic() - started)
