@@ -26,7 +26,7 @@ from launcher.run.stacks import dump_file_text, stack_lines, summary_lines
 from launcher.run.stacks.rank_answers import ask_ranks, read_compile_state
 from launcher.signal_rules import signal_name
 
-from .jobs import Job, script
+from .jobs import script
 from .test_stacks import stacks
 
 ROOT = Path(__file__).resolve().parents[2]

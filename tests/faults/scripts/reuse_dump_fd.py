@@ -16,7 +16,8 @@ for name in os.listdir("/proc/self/fd"):
         os.close(int(name))
         if rank == "1":
             mine = os.open(os.path.join(os.environ["RECORD_DIR"], f"mine-{rank}.txt"), os.O_WRONLY | os.O_CREAT, 0o600)
-            os.dup2(mine, int(name))
-            os.close(mine)
+            if mine != int(name):  # the kernel gave it another number: give it this one
+                os.dup2(mine, int(name))
+                os.close(mine)
 mark_started()
 sleep_forever()
