@@ -118,6 +118,15 @@ def test_a_rank_whose_jobs_store_dies_mid_wait_compiles_at_once_and_says_one_lin
     assert "frame #" not in err and "Traceback" not in err, err
 
 
+def test_a_claim_the_job_did_not_sign_is_taken_over_and_the_jobs_own_then_holds() -> None:
+    store = TCPStore("127.0.0.1", 0, is_master=True, timeout=timedelta(seconds=10), wait_for_workers=False)
+    space = hashlib.sha256(SECRET.encode()).hexdigest()[:16]
+    store.set(f"accel-compile/{space}/0/claim/graph", "stranger 1")
+    first = JobShare(store, SECRET.encode(), "0", "host 1", lambda claimer: True)
+    assert first.claim("graph") is None  # this rank compiles: no wait on the stranger's claim
+    assert JobShare(store, SECRET.encode(), "0", "host 2", lambda claimer: True).claim("graph") == "host 1"
+
+
 def test_a_node_copy_cut_short_or_changed_is_a_miss(tmp_path: Path) -> None:
     folder = private_folder(tmp_path / "node")
     assert folder is not None

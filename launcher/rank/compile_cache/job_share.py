@@ -145,6 +145,5 @@ class JobShare:
 def _size_and_digest(header: str | None) -> tuple[int, str] | tuple[None, None]:
     """A signed header's size, when within MAX_COPY_BYTES, and SHA-256; (None, None) otherwise."""
     size_text, _, digest = (header or "").partition(" ")
-    if not (size_text.isascii() and size_text.isdigit()) or len(digest) != 64 or not 0 < int(size_text) <= MAX_COPY_BYTES:
-        return None, None
-    return int(size_text), digest
+    size = int(size_text) if size_text.isascii() and size_text.isdigit() else 0
+    return (size, digest) if 0 < size <= MAX_COPY_BYTES and len(digest) == 64 else (None, None)
