@@ -96,6 +96,10 @@ def _program_folder(mode: str, target: str) -> str | None:
 
 def _run(mode: str, target: str, args: list[str]) -> None:
     if mode == "exec":
+        # Python ignores SIGPIPE and SIGXFSZ, and exec keeps them ignored: the program gets their default actions
+        # back, as torchrun's ranks get them from subprocess (a write past ulimit -f ends it with SIGXFSZ).
+        for signum in (signal.SIGPIPE, signal.SIGXFSZ):
+            signal.signal(signum, signal.SIG_DFL)
         try:
             os.execvp(target, [target, *args])
         except OSError as exc:

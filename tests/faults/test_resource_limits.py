@@ -157,3 +157,27 @@ def test_torchrun_runs_the_same_jobs_under_the_same_limits(tmp_path, figures, ca
     assert done.returncode == SMALL_FILE_SIZES[case][3], done.stderr
     assert "rank 1 line 001999 " in done.stdout
     figures(status=done.returncode, seconds=time.monotonic() - started)
+
+
+# name: (the command before --no-python, its status, what its stderr says of the rank's end)
+SIGXFSZ_ENDS = {
+    "accel-launch": ([sys.executable, "-m", "launcher"], 128 + 25, "failed first, with signal SIGXFSZ (25)"),
+    "torchrun": ([sys.executable, "-m", "torch.distributed.run"], 1, "Signal 25 (SIGXFSZ) received by PID"),
+}
+
+
+@pytest.mark.timeout(150)
+@pytest.mark.parametrize("launcher", SIGXFSZ_ENDS)
+def test_a_program_that_writes_past_the_limit_ends_with_sigxfsz_as_under_torchrun(tmp_path, figures, launcher):
+    # A --no-python program gets SIGXFSZ's default action, as subprocess gives torchrun's ranks (the rank's Python
+    # ignored it, and exec kept it ignored: the write failed with EFBIG and the program went on).
+    command, status, words = SIGXFSZ_ENDS[launcher]
+    writer = tmp_path / "writer.sh"
+    writer.write_text('#!/bin/sh\nexec head -c 102400 /dev/zero > "own-$RANK.bin"\n')
+    writer.chmod(0o755)
+    done = subprocess.run(["prlimit", f"--fsize={64 * KIB}", *command, "--nproc-per-node", "1", "--no-python",
+                           str(writer)], cwd=tmp_path, env=clean_environ(), capture_output=True, text=True, timeout=120)
+
+    assert done.returncode == status and words in done.stderr, done.stderr
+    assert (tmp_path / "own-0.bin").stat().st_size == 64 * KIB
+    figures(status=done.returncode)
