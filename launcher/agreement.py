@@ -96,16 +96,17 @@ def agree(store: Any, rank: int, world_size: int, claim: BackendClaim, timeout: 
     same store, so each agreement gets its own keys from the count of arrivals (`world_size` per round); a member
     that agrees again on it holds its number still.
     """
-    differing = None
-    _hold(store, rank, holder or f"{claim.host} (pid {os.getpid()})")
+    differing, holder = None, holder or f"{claim.host} (pid {os.getpid()})"
     if rank == 0:
+        _hold(store, rank, holder)
         first, generation = claim, (store.add(_ARRIVALS, 1) - 1) // world_size
         store.set(_FIRST, f"{generation} {world_size} ".encode() + claim.encode())
     else:
         _wait(store, _FIRST, timeout, f"{member} 0's claim")
         first_generation, first_size, first = _first(store.get(_FIRST), f"{member} 0")
-        if first_size != world_size:
+        if first_size != world_size:  # before the number is held: another size numbers its members otherwise
             _differ_in_size(store, _keys(first_generation), rank, claim, first, first_size, world_size, member)
+        _hold(store, rank, holder)
         generation = (store.add(_ARRIVALS, 1) - 1) // world_size
         if disagreement(first, rank, claim, member) is not None:
             differing = NodeClaim(rank, claim).encode()
