@@ -18,7 +18,9 @@ by --local-ranks-filter writes its files only, and nothing of it reaches the ter
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -29,7 +31,7 @@ from launcher.contract.job_config import NodePlan
 from launcher.run.output_copy import OutputCopies
 from launcher.run.terminal_lines import RankLines, terminal
 
-__all__ = ["FilteredLines", "RankLogs", "LogLayout", "default_layout"]
+__all__ = ["FilteredLines", "RankLogs", "LogLayout", "append_to", "default_layout"]
 
 
 class RankLogs:
@@ -74,7 +76,12 @@ class RankLogs:
         return self._open(path) if path else None
 
     def _open(self, path: str) -> IO[bytes]:
-        handle = Path(path).open("ab", buffering=0)
+        """The file at `path` to append to; where it cannot be (a rank put a FIFO there), the null device, said."""
+        try:
+            handle = append_to(path)
+        except OSError as exc:
+            terminal(2).note(f"the log {path} is not written: {exc.strerror or exc}")
+            handle = append_to(os.devnull)
         self._opened.append(handle)
         return handle
 
@@ -84,12 +91,16 @@ class RankLogs:
             if pipe is None:
                 continue
             teed = (self._layout.tee_stdouts if fd == 1 else self._layout.tee_stderrs)[local_rank]
-            log = Path(teed).open("ab", buffering=0)  # the copy closes it at the stream's end
+            what = f"rank {self._plan.global_rank(local_rank)}'s log {teed}"
+            try:
+                log: IO[bytes] | None = append_to(teed)  # the copy closes it at the stream's end
+            except OSError as exc:
+                log = None
+                terminal(2).note(f"{what} is not written: {exc.strerror or exc} (the terminal still shows it)")
             prefix = self._plan.prefix(local_rank, fd)
             lines: list[RankLines | FilteredLines] = [RankLines(terminal(fd), prefix)]
             if fd in self._filtered:
                 lines.append(FilteredLines(*self._filtered[fd], self._plan.torch_header(local_rank)))
-            what = f"rank {self._plan.global_rank(local_rank)}'s log {teed}"
             self._copies.copy_pipe(pipe, log, lines, what, terminal(2))
 
     def finish(self, seconds: float) -> None:
@@ -98,6 +109,18 @@ class RankLogs:
         for handle in self._opened:
             handle.close()
         self._opened.clear()
+
+
+def append_to(path: str) -> IO[bytes]:
+    """`path` opened to append, unbuffered, without ever blocking: a regular file (made 0600 if new, through no
+    link) or the null device; anything else a rank can put in a log's place (a FIFO, a folder) is an OSError."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC
+    fd = os.open(path, flags if path == os.devnull else flags | os.O_NOFOLLOW, 0o600)
+    if path != os.devnull and not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "ab", buffering=0)
 
 
 class FilteredLines:
