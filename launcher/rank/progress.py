@@ -3,10 +3,11 @@
 When the user's code imports `torch.optim.optimizer` (torch's own import does; nothing is imported here), one
 global optimizer-step post hook of torch's (`register_optimizer_step_post_hook`) is registered: it sees every
 torch optimizer's step, plain torch's, DeepSpeed's (its CPU Adam included), HF Trainer's and Lightning's. At
-each step it writes, with two `os.pwrite` calls into this rank's fixed-size file in the launcher's folder
-(PROGRESS_FILE), the step's end (wall clock) and the main thread's CPU time then into a ring of RING slots, then
-the header: the phase and the count of steps. A step costs two clock reads and two system calls (a few
-microseconds). The launcher reads the file about once a second (launcher/run/watch/).
+each step it writes, with one `os.pwrite` into this rank's fixed-size file in the launcher's folder
+(PROGRESS_FILE), the step's number, its end (wall clock) and the main thread's CPU time then into a ring of RING
+slots; the header, rewritten only when the phase changes, holds the phase and the program's start. A step costs two
+clock reads and one system call (about 10 microseconds). The launcher reads the file twice a second
+(launcher/run/watch/): the count of steps is the newest slot's number.
 
 The hook does nothing while dynamo traces (`torch.compiler.is_compiling()`, which dynamo folds to a constant): a
 step inside a compiled region adds no graph break and no recompile, and is not counted. A process the rank
@@ -29,7 +30,7 @@ from launcher.rank.after_import import after_import
 __all__ = ["note_progress", "HEADER", "SLOT", "RING", "MAGIC", "PHASES", "RECORD_BYTES"]
 
 MAGIC = b"ACP1"
-HEADER = struct.Struct("<4sIQd")  # magic, phase, steps, the program's start (time.time)
+HEADER = struct.Struct("<4sIQd")  # magic, phase, steps when the phase was written, the program's start (time.time)
 SLOT = struct.Struct("<Qdd")  # the step's number, its end (time.time), the main thread's CPU seconds then
 RING = 64
 RECORD_BYTES = HEADER.size + RING * SLOT.size
@@ -55,7 +56,7 @@ def note_progress() -> None:
 
 
 class _Progress:
-    """The rank's record: the header rewritten at each step, the step's slot before it."""
+    """The rank's record: a step's slot at each step, the header at each change of phase."""
 
     def __init__(self, fd: int) -> None:
         self._fd: int | None = fd
@@ -81,7 +82,8 @@ class _Progress:
         except OSError:
             self._fd = None
             return
-        self._write_header(_TRAINING)
+        if self._steps == 1:
+            self._write_header(_TRAINING)
 
     def exited(self) -> None:
         self._write_header(_EXITED)

@@ -60,8 +60,9 @@ def read_progress(folder: Path, rank: int) -> RankProgress:
     slots = {}
     for index in range(min(RING, (len(data) - HEADER.size) // SLOT.size)):
         number, end, cpu = SLOT.unpack_from(data, HEADER.size + index * SLOT.size)
-        if number and number % RING == index and number <= steps:
+        if number and number % RING == index:
             slots[number] = (end, cpu)
+    steps = max(steps, *slots) if slots else steps  # the newest slot's number (the header's is its phase's)
     recent = _consecutive(slots, steps)
     return RankProgress(PHASES[phase], steps, started, tuple(slots[n][0] for n in recent),
                         tuple(slots[n][1] for n in recent))

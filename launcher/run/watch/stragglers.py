@@ -2,11 +2,11 @@
 
 Each rank's usual step is the median of its last 16 steps (launcher/run/watch/progress_file.py): its wall seconds,
 and its busy seconds, the main thread's CPU time (a rank waiting in a collective sleeps; one that works does not).
-A rank is slow when its usual busy time exceeds the median of the others' by SLOW_SHARE of the usual step and
-at least SLOW_SECONDS, while the others spend at least half that difference waiting. Medians: a one-off pause
-(a checkpoint on rank 0, an evaluation on every rank) is one step of sixteen and moves none of them; a judgement
-stands only once it held at two looks in a row with steps between them. CPU time, not wall time: a rank the
-machine's other load keeps from running is not called slow.
+A rank is slow when its usual busy time exceeds the median of the others' by at least SLOW_SECONDS, WORK_SHARE of
+their work and STEP_SHARE of their usual step, while the others spend at least half that difference waiting.
+Medians: a one-off pause (a checkpoint on rank 0, an evaluation on every rank) is one step among at least
+MIN_STEPS and moves none of them; a judgement stands only once it held at two looks in a row with steps between
+them. CPU time, not wall time: a rank the machine's other load keeps from running is not called slow.
 """
 
 from __future__ import annotations
@@ -17,11 +17,12 @@ from dataclasses import dataclass
 
 from launcher.run.watch.progress_file import RankProgress
 
-__all__ = ["Straggler", "find_stragglers", "MIN_STEPS", "SLOW_SHARE", "SLOW_SECONDS"]
+__all__ = ["Straggler", "find_stragglers", "MIN_STEPS", "SLOW_SECONDS", "WORK_SHARE", "STEP_SHARE"]
 
 MIN_STEPS = 6  # the steps each rank must have behind it (its first excluded) before any is judged
-SLOW_SHARE = 0.25
 SLOW_SECONDS = 0.02
+WORK_SHARE = 0.5
+STEP_SHARE = 0.1  # of the wall step, which the machine's other load stretches: a small share, so load hides no one
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,6 @@ def find_stragglers(progress: Mapping[int, RankProgress]) -> list[Straggler]:
         others_step = statistics.median(values[1] for values in others)
         extra = busy - others_busy
         waited = others_step - others_busy
-        if extra >= max(SLOW_SECONDS, SLOW_SHARE * others_step) and waited >= extra / 2:
+        if extra >= max(SLOW_SECONDS, WORK_SHARE * others_busy, STEP_SHARE * others_step) and waited >= extra / 2:
             found.append(Straggler(rank, busy, others_busy, others_step))
     return found

@@ -60,6 +60,12 @@ def test_a_rank_with_more_work_every_step_is_slow_and_a_one_off_pause_is_not():
     assert find_stragglers({0: steps(0.2, 0.05, count=5), 1: steps(0.2, 0.19, count=5)}) == []  # too few steps
 
 
+def test_a_slow_rank_is_still_named_when_the_machines_load_stretches_every_step():
+    stretched = {0: steps(0.8, 0.03), 1: steps(0.8, 0.18), 2: steps(0.8, 0.03)}  # 3 ranks on 2 busy cores
+
+    assert [s.rank for s in find_stragglers(stretched)] == [1]
+
+
 def test_ranks_that_all_work_alike_without_waiting_are_not_slow():
     assert find_stragglers({0: steps(0.2, 0.2), 1: steps(0.3, 0.3), 2: steps(0.2, 0.2)}) == []
 
