@@ -57,17 +57,21 @@ class JobStacks:
         terminal(2).note("\n".join(one_line(line) for line in lines))
 
     def compile_note(self, ranks: Iterable[int]) -> str | None:
-        """`rank 1 compiled 3 graphs, the others 2 each`, when the ranks' counts differ (None: they agree, or no
-        rank compiled)."""
+        """`rank 1 compiled 3 graph(s), the others 2 each`, naming only the ranks that compiled MORE than the usual
+        count (the commonest; of two equally common, the smaller); None when no rank did."""
         counts = {rank: _graphs(read_compile_state(self.folder, rank)) for rank in ranks}
-        if len(counts) < 2 or not any(counts.values()) or len(set(counts.values())) == 1:
+        if len(counts) < 2:
             return None
-        usual, _ = Counter(counts.values()).most_common(1)[0]
-        odd = sorted(rank for rank, count in counts.items() if count != usual)
-        said = ", ".join(f"{counts[rank]}" for rank in odd)
-        return (f"{ranks_text(odd)} compiled {said} graph(s), the other ranks {usual} each: a rank that compiles "
-                "more than its peers recompiles, and its peers wait for it in their next collective "
-                "(TORCH_LOGS=recompiles says why)")
+        usual = min(Counter(counts.values()).most_common(), key=lambda pair: (-pair[1], pair[0]))[0]
+        more = sorted(rank for rank, count in counts.items() if count > usual)
+        if not more:
+            return None
+        said = ", ".join(f"{counts[rank]}" for rank in more)
+        least = min(counts.values())
+        others = f"{usual} each" if least == usual else f"{least} to {usual}"
+        return (f"{ranks_text(more)} compiled {said} graph(s), the other ranks {others}: code the others "
+                "did not run, or a recompile (TORCH_LOGS=recompiles says which), and while a rank compiles alone its "
+                "peers wait for it in their next collective")
 
     def _save(self, answers: Sequence[RankAnswer], why: str) -> Path | None:
         """The full dumps in a new file (O_EXCL: never one a rank put at a name it could guess, a FIFO or a link)."""
