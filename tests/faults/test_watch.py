@@ -2,8 +2,9 @@
 9): a rank that makes the others wait step after step is named once, alone, with the frame it spends the time in;
 a clean run with a checkpoint on rank 0 and evaluations on every rank raises no alarm; a rank stuck in a function
 of its own while the others wait in the all_reduce is named with its frame, the grouped stacks after, and
-`accel-launch status` shows it as the odd one out; with --on-hang stop the job ends as at --timeout (exit 124), on
-the engine path (the watch lives in the rank group both paths share)."""
+`accel-launch status` shows it as the odd one out; a rank stuck compiling is said to be compiling, not hung; with
+--on-hang stop the job ends as at --timeout (exit 124), on the engine path (the watch lives in the rank group both
+paths share)."""
 
 from __future__ import annotations
 
@@ -110,3 +111,17 @@ def test_on_hang_stop_ends_the_job_as_timeout_does_on_the_engine_path(run_job):
     assert "rank 0 on " in finished.stderr and "is not waiting in a collective: watch_ddp.py:" in finished.stderr
     assert ", taken as the job hung (--on-hang stop), before they are stopped" in finished.stderr
     assert finished.stderr.rstrip().endswith("the job hung (--on-hang stop); every rank was stopped"), finished.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_a_rank_stuck_compiling_is_said_to_be_compiling_and_on_hang_stop_does_not_stop_it(start_job):
+    job = start_job(["--nproc-per-node", "2", "--on-hang", "stop", script("watch_compiling.py")])
+    job.wait_started(2)
+    line, _ = wait_for_line(job, HUNG, 150)
+    time.sleep(2.0)
+
+    assert "rank 1 on " in line and " is compiling graph 1 of watch_compiling.py:" in line and " forward, not hung" \
+        in line, line
+    assert "rank 0 waits in all_reduce" in line, line
+    assert job.proc.poll() is None  # compiling is no hang: --on-hang stop leaves the job running
