@@ -38,8 +38,8 @@ _ARRIVALS = "accel/agreement/arrivals"
 # counts itself in, so that one that counts another size of job names the sizes on every member, not a timeout.
 _FIRST = "accel/agreement/first"
 _AGREED = b"agreed"
-# Who holds each member's number, `HOST (pid N)`: set once by the first to claim it (compare_set), read by a second.
-_HOLDER = "accel/agreement/holder/{}"
+# Who holds a member's number in a round (`<round>/holder/<number>`), `HOST (pid N)`: set by the first to claim it
+# (compare_set), read by a second.
 _MAX_HOLDER_BYTES = 200
 # The facts beside the backend that must be the same on every member: (claim field, as a line names it, what to do).
 _SAME_SOFTWARE = "run one torch, Python and accelerator kind on every node of a job"
@@ -94,19 +94,19 @@ def agree(store: Any, rank: int, world_size: int, claim: BackendClaim, timeout: 
 
     At most 8 store calls per member when all agree (12 when not). A static rendezvous hands every round the
     same store, so each agreement gets its own keys from the count of arrivals (`world_size` per round); a member
-    that agrees again on it holds its number still.
+    holds its number in member 0's round.
     """
     differing, holder = None, holder or f"{claim.host} (pid {os.getpid()})"
     if rank == 0:
-        _hold(store, rank, holder)
         first, generation = claim, (store.add(_ARRIVALS, 1) - 1) // world_size
+        _hold(store, _keys(generation), rank, holder)
         store.set(_FIRST, f"{generation} {world_size} ".encode() + claim.encode())
     else:
         _wait(store, _FIRST, timeout, f"{member} 0's claim")
         first_generation, first_size, first = _first(store.get(_FIRST), f"{member} 0")
         if first_size != world_size:  # before the number is held: another size numbers its members otherwise
             _differ_in_size(store, _keys(first_generation), rank, claim, first, first_size, world_size, member)
-        _hold(store, rank, holder)
+        _hold(store, _keys(first_generation), rank, holder)  # in member 0's round, which a second one cannot skew
         generation = (store.add(_ARRIVALS, 1) - 1) // world_size
         if disagreement(first, rank, claim, member) is not None:
             differing = NodeClaim(rank, claim).encode()
@@ -133,12 +133,12 @@ def agree(store: Any, rank: int, world_size: int, claim: BackendClaim, timeout: 
     raise ClaimsDiffer(message)
 
 
-def _hold(store: Any, rank: int, holder: str) -> None:
-    """Hold member number `rank` for `holder`, or raise MemberTaken naming who holds it (its text untrusted:
-    escaped and shortened). A store without compare_set (a program's own, in Python) is not asked."""
+def _hold(store: Any, key: Callable[[str], str], rank: int, holder: str) -> None:
+    """Hold member number `rank` of the round `key` names for `holder`, or raise MemberTaken naming who holds it (its
+    text untrusted: escaped and shortened). A store without compare_set (a program's own, in Python) is not asked."""
     mine = holder.encode("utf-8", "replace")[:_MAX_HOLDER_BYTES]
     try:
-        held = bytes(store.compare_set(_HOLDER.format(rank), "", mine))
+        held = bytes(store.compare_set(key(f"holder/{rank}"), "", mine))
     except (AttributeError, NotImplementedError):
         return
     if held != mine:
