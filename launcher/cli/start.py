@@ -41,14 +41,16 @@ def _start(entry: Callable[[], object], prog: str, node_launcher: bool = False) 
     """The signal rules first (this module and theirs import only what the interpreter has loaded already, and
     the table of names, which imports nothing), then the launcher's own variables that this process must not have
     inherited removed (whatever the user or a parent launch left of them; a node launcher keeps its job from its
-    head until it has read it), an open-file limit too low to import the rest refused in one line, then the
-    guards on the standard streams and on bugs of ours (one line, never a traceback)."""
+    head until it has read it), its threads kept lean under an address-space limit, an open-file limit too low to
+    import the rest refused in one line, then the guards on the standard streams and on bugs of ours (one line,
+    never a traceback)."""
     install_signal_rules()
     from launcher.contract.names import HEAD_VARS, INTERNAL_VARS, VALIDATION_STATUS
-    from launcher.limits import open_files_problem
+    from launcher.limits import lean_threads, open_files_problem
 
     for name in INTERNAL_VARS if node_launcher else (*INTERNAL_VARS, *HEAD_VARS):
         os.environ.pop(name, None)
+    lean_threads()
     problem = open_files_problem()
     if problem is not None:
         sys.stderr.write(f"{prog}: error: {problem}\n")

@@ -26,7 +26,8 @@ from accelerators.detect import find_accelerator
 from accelerators.import_path import ImportPathError, split_import_path
 from accelerators.torch_build import torch_build
 from launcher.contract.resolved_backend import ResolvedBackend, backend_refusal
-from launcher.errors import BackendRefusedError
+from launcher.errors import BackendRefusedError, LaunchError
+from launcher.limits import address_space_problem
 from launcher.rank import node_facts_cache as facts_cache
 
 __all__ = ["check_backend", "AcceleratorFacts", "accelerator_facts"]
@@ -128,6 +129,14 @@ def accelerator_facts(environ: Mapping[str, str]) -> AcceleratorFacts:
         device_count=device.device_count(),
         max_ranks_per_node=device.max_ranks_per_node(),
         default_nproc=device.default_nproc(),
-        supported_backends=facts_cache.backends_for(device(), torch_build(), environ),
+        supported_backends=facts_cache.backends_for(device(), torch_build(), environ, _torch_fits),
     )
+
+
+def _torch_fits() -> None:
+    """Refuse, in one line, a walk of dynamo's registry that would import torch past the address-space limit (torch
+    aborts there with std::bad_alloc, which no handler catches)."""
+    problem = address_space_problem("listing the compile backends, once for each torch install (cached after),")
+    if problem is not None:
+        raise LaunchError(problem)
 

@@ -33,7 +33,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
@@ -57,18 +57,23 @@ _MAX_FILE_BYTES = 1 << 20
 LOCK_WAIT_SECONDS = 10.0
 
 
-def backends_for(accelerator: Accelerator, build: TorchBuild | None, environ: Mapping[str, str]) -> tuple[str, ...]:
+def backends_for(accelerator: Accelerator, build: TorchBuild | None, environ: Mapping[str, str],
+                 before_walk: Callable[[], None] = lambda: None) -> tuple[str, ...]:
     """The backends `accelerator` supports on this node, from the node's cache, else walked once for the
-    node (`accelerator.supported_compile_backends`) and stored; `build` is torch's build, from its files."""
+    node (`accelerator.supported_compile_backends`, after `before_walk`, which may refuse the walk by raising) and
+    stored; `build` is torch's build, from its files."""
     if not cache_enabled(environ):
+        before_walk()
         return accelerator.supported_compile_backends()
     key = cache_key(accelerator.name, asdict(build) if build is not None else None)
     path = cache_file(cache_dir(environ), key)
     if not _own_folder(path.parent):
+        before_walk()
         return accelerator.supported_compile_backends()
     cached = load_backends(path, key)
     if cached is not None:
         return cached
+    before_walk()
     with _node_lock(path):
         cached = load_backends(path, key)  # another process of this node may have just written it
         if cached is not None:

@@ -71,6 +71,8 @@ def test_a_small_address_space_limit_refuses_the_engine_path_and_lets_the_direct
                                                                                           tmp_path, launch_path):
     temp = tmp_path / "tmp"
     temp.mkdir()
+    # The backend list is cached as any launch leaves it (a cold one imports torch: the next test).
+    assert start_job(["--dry-run", script("ok.py")]).finish(timeout=60).returncode == 0
     job = start_job(["--nproc-per-node", "2", script("ok.py")], {"TMPDIR": str(temp)},
                     command=under(f"--as={400 * MIB}"))
     finished = job.finish(timeout=60)
@@ -83,6 +85,21 @@ def test_a_small_address_space_limit_refuses_the_engine_path_and_lets_the_direct
         assert sorted(job.started_ranks()) == [0, 1]
     assert "internal error" not in finished.stderr
     figures(status=finished.returncode, seconds=finished.seconds)
+
+
+@pytest.mark.timeout(120)
+def test_a_small_address_space_limit_with_no_backend_list_cached_is_one_line_not_torchs_abort(start_job, tmp_path):
+    # The first launch with a torch walks dynamo's registry, which imports torch: at 400 MiB torch aborted
+    # (std::bad_alloc, exit -6, no line of ours).
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    job = start_job(["--nproc-per-node", "2", script("ok.py")],
+                    {"TMPDIR": str(temp), "XDG_CACHE_HOME": str(tmp_path / "cold-cache")},
+                    command=under(f"--as={400 * MIB}"))
+    finished = job.finish(timeout=60)
+
+    assert_refused(finished, job, temp, ["the address-space limit (ulimit -v) is 400 MiB; listing the compile "
+                                         "backends, once for each torch install (cached after), imports torch"])
 
 
 @pytest.mark.timeout(120)
