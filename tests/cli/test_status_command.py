@@ -41,7 +41,7 @@ def test_each_rank_is_one_row_and_the_odd_one_comes_first(cli, monkeypatch: pyte
     lines = result.stdout.splitlines()
     assert lines[0].startswith("accel-launch status: job 4242 on ") and "3 rank(s): accel-launch train.py" in lines[0]
     columns = [re.split(r"\s{2,}", line) for line in lines[1:]]
-    assert columns[0] == ["rank", "host", "pid", "phase", "steps", "s/step", "last step", "cpu %", "memory"]
+    assert columns[0] == ["rank", "host", "pid", "phase", "steps", "s/step", "work %", "last step", "cpu %", "memory"]
     assert [row[0] for row in columns[1:]] == ["1", "0", "2"]
     assert [row[3:5] for row in columns[1:]] == [["importing (odd)", "0"], ["training", "7"], ["training", "7"]]
     assert all(row[-1].endswith(" MiB") for row in columns[1:])

@@ -3,7 +3,8 @@ ranks' progress files, their compile state and /proc (CPU and memory, through ps
 
 A rank's phase: `starting` (no progress file yet), `importing` (its program runs, no optimizer step yet),
 `compiling graph N` (inside torch.compile), `training`, `waiting` (training, its last step older than WAIT_FACTOR
-usual steps and its main thread asleep on a futex, as in a collective), `exited`. The odd ones first, as `stacks`
+usual steps and its main thread asleep on a futex, as in a collective), `exited`. `work %`: the share of its usual
+step its main thread spends on the CPU; the rest it waits (in collectives, for the device, for I/O). The odd ones first, as `stacks`
 groups them: a phase that differs from the most ranks', or a rank found slow (stragglers.py).
 """
 
@@ -25,7 +26,7 @@ __all__ = ["StatusRow", "status_rows", "format_rows", "CPU_SAMPLE_SECONDS"]
 
 CPU_SAMPLE_SECONDS = 0.5
 WAIT_FACTOR = 3
-_HEADINGS = ("rank", "host", "pid", "phase", "steps", "s/step", "last step", "cpu %", "memory")
+_HEADINGS = ("rank", "host", "pid", "phase", "steps", "s/step", "work %", "last step", "cpu %", "memory")
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,7 @@ class StatusRow:
     phase: str
     steps: int
     step_seconds: float | None
+    work: float | None  # the share of a step its main thread works, the rest it waits (in collectives)
     age: float | None  # seconds since its last step ended
     cpu_percent: float | None
     memory: int | None  # resident bytes
@@ -43,7 +45,8 @@ class StatusRow:
 
     def cells(self) -> tuple[str, ...]:
         return (str(self.rank), self.host, str(self.pid), self.phase + (" (odd)" if self.odd else ""),
-                str(self.steps), _number(self.step_seconds), _number(self.age, " s ago"),
+                str(self.steps), _number(self.step_seconds), "-" if self.work is None else f"{100 * self.work:.0f}",
+                _number(self.age, " s ago"),
                 "-" if self.cpu_percent is None else f"{self.cpu_percent:.0f}",
                 "-" if self.memory is None else f"{self.memory / 2**20:.0f} MiB")
 
@@ -63,8 +66,9 @@ def status_rows(ranks: Mapping[int, int], folder: Path, host: str,
     rows = []
     for rank, pid in sorted(ranks.items()):
         p, process = progress[rank], processes[rank]
-        rows.append(StatusRow(rank, host, pid, phases[rank], p.steps, p.step_seconds(),
-                              now - p.last_step if p.last_step is not None else None, _cpu(process),
+        step, busy = p.step_seconds(), p.busy_seconds()
+        rows.append(StatusRow(rank, host, pid, phases[rank], p.steps, step, min(1.0, busy / step) if step and busy
+                              is not None else None, now - p.last_step if p.last_step is not None else None, _cpu(process),
                               _memory(process), odd=len(ranks) > 1 and (phases[rank] != usual or rank in slow)))
     return sorted(rows, key=lambda row: (not row.odd, row.rank))
 
