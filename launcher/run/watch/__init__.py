@@ -1,2 +1,3 @@
-"""The launcher's watch over its ranks while they run: their progress, the slow rank, the hang (docs/CONTRACT.md
-section 9)."""
+"""The launcher's watch over its ranks while they run (docs/CONTRACT.md section 9): progress_file (a rank's record,
+read), stragglers (the slow rank), stalls (the hang), rank_frames (where a rank is, from its stacks), job_watch (the
+thread that looks, on both paths), status_rows (`accel-launch status`)."""

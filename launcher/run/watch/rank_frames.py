@@ -46,6 +46,7 @@ class RankPlace:
 
     @property
     def where(self) -> str:
+        """`train.py:14 in load_batch`, or with the library frame it is inside; why there is no stack."""
         if self.innermost is None:
             return f"no stack ({self.silent})" if self.silent else "no Python frame"
         if self.own is None or self.own == self.innermost:
@@ -54,6 +55,7 @@ class RankPlace:
 
 
 def place_of(answers: list[RankAnswer]) -> dict[int, RankPlace]:
+    """Each answering rank's place, by rank."""
     return {answer.rank: RankPlace(answer) for answer in answers}
 
 
