@@ -2,7 +2,8 @@
 9): a rank that makes the others wait step after step is named once, alone, with the frame it spends the time in;
 a clean run with a checkpoint on rank 0 and evaluations on every rank raises no alarm; a rank stuck in a function
 of its own while the others wait in the all_reduce is named with its frame, the grouped stacks after, and
-`accel-launch status` shows it as the odd one out; a rank stuck compiling is said to be compiling, not hung; with
+`accel-launch status` shows it as the odd one out; a rank stuck compiling is said to be compiling, not hung; a rank
+that recompiles alone after the first step is named while it compiles, and ranks that compile alike are not; with
 --on-hang stop the job ends as at --timeout (exit 124), on the engine path (the watch lives in the rank group both
 paths share)."""
 
@@ -125,3 +126,40 @@ def test_a_rank_stuck_compiling_is_said_to_be_compiling_and_on_hang_stop_does_no
         in line, line
     assert "rank 0 waits in all_reduce" in line, line
     assert job.proc.poll() is None  # compiling is no hang: --on-hang stop leaves the job running
+
+
+LONE = " compiles alone ("
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_a_rank_that_recompiles_alone_is_named_while_it_compiles_once(start_job, figures):
+    job = start_job(["--nproc-per-node", "2", script("watch_lone_compile.py")], {"WATCH_ALONE": "1"})
+    job.wait_started(2)
+    while step_of(job, 1) < 3:
+        assert job.proc.poll() is None, job.output()[1]
+        time.sleep(0.05)
+    stepped = time.monotonic()
+    line, said = wait_for_line(job, LONE, 60)
+    steps_then = (step_of(job, 0), step_of(job, 1))
+    time.sleep(1.5)  # a second look at the same compile says nothing more
+    (job.record_dir / "go").touch()
+    finished = job.finish()
+
+    assert finished.returncode == 0, finished.stderr
+    assert steps_then == (3, 3)  # said while rank 1 compiled, rank 0 waiting for it
+    assert re.fullmatch(r"accel-launch: note: rank 1 on \S+ compiles alone \(watch_lone_compile\.py:\d+ forward, "
+                        r"recompile 1\) while the other ranks wait for it; TORCH_LOGS=recompiles says why", line), line
+    assert [text for text in finished.stderr.splitlines() if LONE in text] == [line]
+    figures(lone_compile_named_seconds=said - stepped)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_ranks_that_compile_the_same_graphs_say_nothing_though_one_is_slower_at_the_first(run_job):
+    finished, job = run_job(["--nproc-per-node", "2", script("watch_lone_compile.py")],
+                            {"WATCH_FIRST_SECONDS": "3", "WATCH_RECOMPILE_SECONDS": "2"})
+
+    assert finished.returncode == 0, finished.stderr
+    assert (step_of(job, 0), step_of(job, 1)) == (8, 8)
+    assert LONE not in finished.stderr, finished.stderr

@@ -1,9 +1,10 @@
 """The launcher's watch over a node's ranks while they run (docs/CONTRACT.md section 9), the same on both paths: one
 thread per rank group (launcher/run/rank_group.py) that reads each running rank's progress file every LOOK_SECONDS
 (a few hundred bytes each, no signal, nothing asked of the rank), names a slow rank once (stragglers.py, with the
-frame where it spends the time: a few stack dumps of it and a peer), and a hang once per stall (stalls.py, with the
-grouped stacks). With `--on-hang stop` a hang ends the job as --timeout does: the driver's next look at the group
-raises JobHung, the stacks are taken and the ranks stopped, exit 124.
+frame where it spends the time: a few stack dumps of it and a peer; again when the rank or its frame changes), a
+rank that compiles alone once the job steps (lone_compiles.py, from the ranks' compile state), and a hang once per
+stall (stalls.py, with the grouped stacks). With `--on-hang stop` a hang ends the job as --timeout does: the
+driver's next look at the group raises JobHung, the stacks are taken and the ranks stopped, exit 124.
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ from launcher.contract.hosts import this_host
 from launcher.escaped import one_line
 from launcher.run.job_outcome import JobTimeout
 from launcher.run.stacks import ask_ranks, stack_lines, summary_lines
+from launcher.run.stacks.rank_answers import read_compile_state
 from launcher.run.terminal_lines import terminal
+from launcher.run.watch.lone_compiles import LoneCompiles
 from launcher.run.watch.progress_file import RankProgress, read_progress
 from launcher.run.watch.rank_frames import busiest_frame, place_of
 from launcher.run.watch.stalls import hang_line, is_hang, stall_limit, usual_step
-from launcher.run.watch.stragglers import Straggler, find_stragglers
+from launcher.run.watch.stragglers import SlowRankLines, Straggler, find_stragglers
 
 __all__ = ["JobWatch", "JobHung", "LOOK_SECONDS", "ON_HANG_CHOICES"]
 
@@ -50,8 +53,7 @@ class JobWatch:
         self._thread: threading.Thread | None = None
         self._steps, self._last_step = 0, time.monotonic()
         self._stall_said = False
-        self._seen: tuple[frozenset[int], int] | None = None  # the slow ranks at the last look, and the steps then
-        self._said: frozenset[int] = frozenset()
+        self._slow_lines, self._lone = SlowRankLines(), LoneCompiles()
         self.hung: str | None = None
 
     def start(self) -> None:
@@ -86,30 +88,31 @@ class JobWatch:
         steps, now = sum(p.steps for p in progress.values()), time.monotonic()
         if steps != self._steps:
             self._steps, self._last_step, self._stall_said = steps, now, False
-        self._look_for_stragglers(progress, ranks, steps)
+        self._look_for_stragglers(progress, ranks, steps, now)
+        if steps:
+            states = {rank: read_compile_state(self._folder, rank) for rank in ranks}
+            lone = self._lone.look(states, {rank: p.steps for rank, p in progress.items()}, now)
+            if lone is not None:
+                terminal(2).note(one_line(lone.line(this_host())))
         if steps and not self._stall_said:
             usual = usual_step(progress)
             if now - self._last_step >= stall_limit(usual):
                 self._stall_said = True
                 self._say_stall(ranks, now - self._last_step, usual)
 
-    def _look_for_stragglers(self, progress: dict[int, RankProgress], ranks: dict[int, int], steps: int) -> None:
-        """Name the slow ranks once they were the same at two looks with steps between; again when they change."""
-        found = find_stragglers(progress)
-        slow = frozenset(straggler.rank for straggler in found)
-        previous, self._seen = self._seen, (slow, steps)
-        settled = previous is not None and previous[0] == slow and previous[1] != steps
-        if not settled or slow == self._said:
-            return
-        self._said = slow  # none slow any more, or other ranks than were named
-        for straggler in found:
-            self._say_straggler(straggler, progress, ranks)
+    def _look_for_stragglers(self, progress: dict[int, RankProgress], ranks: dict[int, int], steps: int,
+                             now: float) -> None:
+        """Name the slow ranks as SlowRankLines says: once settled; again when they or their frames change."""
+        def frame_of(rank: int) -> str | None:
+            others = {other: p.busy_seconds() or 0.0 for other, p in progress.items() if other != rank}
+            median = statistics.median(others.values()) if others else 0.0
+            peer = min(others, key=lambda other: abs(others[other] - median), default=None)
+            return busiest_frame(rank, peer, ranks, self._folder, self._closed)
 
-    def _say_straggler(self, slow: Straggler, progress: dict[int, RankProgress], ranks: dict[int, int]) -> None:
-        others = {rank: p.busy_seconds() or 0.0 for rank, p in progress.items() if rank != slow.rank}
-        median = statistics.median(others.values())
-        peer = min(others, key=lambda rank: abs(others[rank] - median), default=None)
-        frame = busiest_frame(slow.rank, peer, ranks, self._folder, self._closed)
+        for straggler, frame in self._slow_lines.look(find_stragglers(progress), steps, now, frame_of):
+            self._say_straggler(straggler, frame)
+
+    def _say_straggler(self, slow: Straggler, frame: str | None) -> None:
         where = f"; it spends the time in {frame}" if frame else ""
         ratio = f", {slow.busy / slow.others_busy:.1f}x" if slow.others_busy > 0 else ""
         terminal(2).note(one_line(

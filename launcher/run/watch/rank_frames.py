@@ -18,7 +18,7 @@ from pathlib import Path
 from launcher.run.stacks import RankAnswer, ask_ranks
 from launcher.run.stacks.stack_report import Frame, is_user_frame, main_thread, read_dump
 
-__all__ = ["RankPlace", "place_of", "busiest_frame", "COLLECTIVE_PATHS"]
+__all__ = ["RankPlace", "place_of", "busiest_frame", "short_frame", "COLLECTIVE_PATHS"]
 
 COLLECTIVE_PATHS = ("torch/distributed/", "torch/autograd/")
 _SAMPLES = 4
@@ -35,7 +35,7 @@ class RankPlace:
         self.compiling: str | None = None
         if state.get("state") == "compiling":
             frame = state.get("frame")
-            self.compiling = f"graph {int(state.get('graphs') or 0) + 1} of {_short(frame)}" \
+            self.compiling = f"graph {int(state.get('graphs') or 0) + 1} of {short_frame(frame)}" \
                 if isinstance(frame, str) else f"graph {int(state.get('graphs') or 0) + 1}"
         thread = main_thread(read_dump(answer.dump)) if answer.dump else None
         self.innermost: Frame | None = thread[0] if thread else None
@@ -90,7 +90,7 @@ def _same_file(line: str, path: str) -> bool:
     return Path(path).name in line.rsplit(":", 1)[0] or line.startswith(path)
 
 
-def _short(frame: str) -> str:
+def short_frame(frame: str) -> str:
     """`/path/train.py:42 forward` as `train.py:42 forward`."""
     place, _, name = frame.rpartition(" ")
     return f"{Path(place).name} {name}" if place else frame
