@@ -36,7 +36,7 @@ def keep_environment(mode: str, folder_flag: str | None, environ: Mapping[str, s
     env: dict[str, str] = {}
     notes: list[str] = []
     if mode == "job" and own_node and job.nnodes != "1" and COMPILE_SECRET_VAR not in environ:
-        path = key_path(environ)
+        path = key_path()
         key, problem = user_key(str(path))
         if key is not None:
             env.update({COMPILE_SECRET_VAR: key, COMPILE_KEY_FILE_VAR: str(path)})
@@ -54,9 +54,10 @@ def keep_environment(mode: str, folder_flag: str | None, environ: Mapping[str, s
     return env, tuple(notes)
 
 
-def key_path(environ: Mapping[str, str]) -> Path:
-    """The user's compile key: in $XDG_CONFIG_HOME, else ~/.config."""
-    config = environ.get("XDG_CONFIG_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".config")
+def key_path() -> Path:
+    """The user's compile key: in $XDG_CONFIG_HOME, else ~/.config, as the launcher's own environment says (never an
+    env file's)."""
+    config = os.environ.get("XDG_CONFIG_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".config")
     return Path(config) / "accel-launch" / "compile-key"
 
 

@@ -58,8 +58,9 @@ def test_a_key_another_user_could_read_or_write_is_not_used(tmp_path: Path, spoi
 
 
 def test_nodes_started_one_by_one_sign_with_the_users_key_and_a_hostfiles_head_makes_one_per_launch(
-        tmp_path: Path) -> None:
-    environ = {"XDG_CONFIG_HOME": str(tmp_path)}
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    environ: dict[str, str] = {}
     env, notes = keep_environment("job", None, environ, job("2"), own_node=True)
     key = (tmp_path / "accel-launch" / "compile-key").read_text().strip()
     assert env == {"ACCEL_COMPILE_CACHE_SECRET": key, "ACCEL_COMPILE_KEY_FILE": str(tmp_path / "accel-launch" /
