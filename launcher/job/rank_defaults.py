@@ -54,7 +54,7 @@ def compile_cache_text(rank_env: Mapping[str, str], environ: Mapping[str, str], 
     if COMPILE_SECRET_VAR in environ:
         shared = f"from {COMPILE_SECRET_VAR}"
     elif COMPILE_KEY_FILE_VAR in rank_env:
-        shared = f"from your key {rank_env[COMPILE_KEY_FILE_VAR]}, one per user: the nodes that share your home share it"
+        shared = f"from your key {rank_env[COMPILE_KEY_FILE_VAR]}, one per user: the nodes of one home share it"
     else:  # a generated secret and one from the env file both reach the ranks as the job's
         shared = f"from the env file's {COMPILE_SECRET_VAR}, else made for this launch" if env_file_read else \
             "made for this launch"
