@@ -1,7 +1,10 @@
 """What compile-once saves users (docs/CONTRACT.md section 7): seconds from the command to the end of the first
 compiled training step, the job's CPU seconds, and inductor's cache misses summed over the ranks; cold (a fresh
 TORCHINDUCTOR_CACHE_DIR per run) and warm, 1 and 2 ranks, one node and two static nodes on loopback with a cache
-folder each; torchrun and `accel-launch --compile-cache off` beside ours, interleaved. Run by hand:
+folder each; what survives the job: the next job on fresh nodes with a compile folder (`--compile-cache-dir`), a
+restarted attempt (on the same node, and on a node whose cache is gone), nodes started one by one with no secret
+set (one home, so one per-user key); torchrun and `accel-launch --compile-cache off` beside ours, interleaved. A
+restart's seconds run from the failed attempt's end to the next attempt's first step. Run by hand:
 `python bench/bench_compile.py [--repeats N] [--only TEXT]`; bench/RESULTS-compile.md holds a run's table."""
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 BIN = Path(sys.executable).parent
@@ -40,9 +44,10 @@ def run(commands: list[list[str]], caches: list[str], extra: dict[str, str]) -> 
         _, status, usage = os.wait4(process.pid, 0)
         process.returncode = os.waitstatus_to_exitcode(status)
         cpu.append(usage.ru_utime + usage.ru_stime)
-    line = next(line for output in outputs for line in output.splitlines() if line.startswith("FIRST_STEP"))
-    _, stamp, _, misses = line.split()
-    return float(stamp) - started, cpu, int(misses)
+    lines = [line.split() for output in outputs for line in output.splitlines()]
+    _, stamp, _, misses = next(line for line in lines if line[:1] == ["FIRST_STEP"])
+    failed = [float(line[1]) for line in lines if line[:1] == ["FAILED"]]  # a restart: from the attempt that failed
+    return float(stamp) - (failed[0] if failed else started), cpu, int(misses)
 
 
 def _free_port() -> str:
@@ -58,47 +63,72 @@ def by_hand(ranks: int) -> list[list[str]]:
              "MASTER_ADDR=127.0.0.1", f"MASTER_PORT={port}", STEP] for rank in range(ranks)]
 
 
-def one_node(launcher: str, ranks: int, mode: str | None) -> list[str]:
+def one_node(launcher: str, ranks: int, mode: str | None, *flags: str) -> list[str]:
     if launcher == "torchrun":
-        return [str(BIN / "torchrun"), "--nproc-per-node", str(ranks), STEP]
+        return [str(BIN / "torchrun"), "--nproc-per-node", str(ranks), *flags, STEP]
     return [str(BIN / "accel-launch"), "--nproc-per-node", str(ranks), *(["--compile-cache", mode] if mode else []),
-            STEP]
+            *flags, STEP]
 
 
-def two_nodes(mode: str) -> list[list[str]]:
+def two_nodes(mode: str, *flags: str) -> list[list[str]]:
     port = _free_port()
     return [[str(BIN / "accel-launch"), "--nnodes", "2", "--node-rank", str(rank), "--master-addr", "127.0.0.1",
-             "--master-port", port, "--compile-cache", mode, STEP] for rank in (0, 1)]
+             "--master-port", port, "--compile-cache", mode, *flags, STEP] for rank in (0, 1)]
+
+
+def restart(launcher: str, fresh: bool) -> list[list[str]]:
+    """Two ranks whose first attempt fails after its first step (`fresh`: its node's cache emptied first, with a
+    compile folder of its own for the job)."""
+    kept = ["--compile-cache-dir", tempfile.mkdtemp(prefix="bench-kept-")] if fresh else []
+    standalone = ["--standalone"] if launcher == "torchrun" else []
+    return [one_node(launcher, 2, None, *standalone, "--max-restarts", "1", *kept)]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--only", default="", help="run only the scenarios whose name holds this text")
+    parser.add_argument("--only", default="", help="run only the scenarios whose name holds one of these texts "
+                        "(comma-separated)")
     arguments = parser.parse_args()
     repeats = arguments.repeats
-    cases = {
-        "cold, 1 rank, accel-launch": lambda: ([one_node("accel", 1, None)], 1),
-        "cold, 2 ranks, by hand": lambda: (by_hand(2), 1),
-        "cold, 2 ranks, torchrun": lambda: ([one_node("torchrun", 2, None)], 1),
-        "cold, 2 ranks, accel-launch --compile-cache off": lambda: ([one_node("accel", 2, "off")], 1),
-        "cold, 2 ranks, accel-launch (job)": lambda: ([one_node("accel", 2, None)], 1),
-        "cold, 2 nodes x 1 rank, own caches, off": lambda: (two_nodes("off"), 2),
-        "cold, 2 nodes x 1 rank, own caches, job": lambda: (two_nodes("job"), 2),
+    kept = tempfile.mkdtemp(prefix="bench-kept-")  # the folder a first job filled, for the next jobs
+    home = {"XDG_CONFIG_HOME": tempfile.mkdtemp(prefix="bench-home-")}
+    secret = {"ACCEL_COMPILE_CACHE_SECRET": SECRET}
+    share = {"TORCHINDUCTOR_COMPILE_THREADS": str(max(1, len(os.sched_getaffinity(0)) // 2))}
+    cases: dict[str, Callable[[], tuple[list[list[str]], int, dict[str, str]]]] = {
+        "cold, 1 rank, accel-launch": lambda: ([one_node("accel", 1, None)], 1, {}),
+        "cold, 2 ranks, by hand": lambda: (by_hand(2), 1, {}),
+        "cold, 2 ranks, torchrun": lambda: ([one_node("torchrun", 2, None)], 1, {}),
+        "cold, 2 ranks, accel-launch --compile-cache off": lambda: ([one_node("accel", 2, "off")], 1, {}),
+        "cold, 2 ranks, accel-launch (job)": lambda: ([one_node("accel", 2, None)], 1, {}),
+        "cold, 2 ranks, accel-launch (job), compile threads a rank's share": lambda: (
+            [one_node("accel", 2, None)], 1, share),
+        "cold, 2 nodes x 1 rank, own caches, off": lambda: (two_nodes("off"), 2, secret),
+        "cold, 2 nodes x 1 rank, own caches, job": lambda: (two_nodes("job"), 2, secret),
+        "cold, 2 nodes x 1 rank, own caches, job, no secret, one home": lambda: (two_nodes("job"), 2, home),
+        "next job, 2 nodes x 1 rank, fresh caches, compile folder": lambda: (
+            two_nodes("job", "--compile-cache-dir", kept), 2, home),
+        "restart, 2 ranks, same node, torchrun": lambda: (restart("torchrun", False), 1, {
+            "FAIL_FIRST_ATTEMPT": "1", "TORCH_DISABLE_SHARE_RDZV_TCP_STORE": "1"}),  # else its restart hangs
+        "restart, 2 ranks, same node, accel-launch": lambda: (restart("accel", False), 1, {"FAIL_FIRST_ATTEMPT": "1"}),
+        "restart, 2 ranks, fresh node, accel-launch, compile folder": lambda: (
+            restart("accel", True), 1, {"FAIL_FIRST_ATTEMPT": "fresh"}),
     }
     warm = {"warm, 1 rank, accel-launch": ("accel", 1), "warm, 2 ranks, torchrun": ("torchrun", 2),
             "warm, 2 ranks, accel-launch (job)": ("accel", 2)}
-    cases = {name: case for name, case in cases.items() if arguments.only in name}
-    warm = {name: case for name, case in warm.items() if arguments.only in name}
+    only = arguments.only.split(",")
+    cases = {name: case for name, case in cases.items() if any(text in name for text in only)}
+    warm = {name: case for name, case in warm.items() if any(text in name for text in only)}
     samples: dict[str, list[tuple[float, list[float], int]]] = {name: [] for name in [*cases, *warm]}
     warm_cache = tempfile.mkdtemp(prefix="bench-warm-")
     run([one_node("accel", 2, "off")], [warm_cache], {})  # fills the warm cache
+    run([one_node("accel", 2, None, "--compile-cache-dir", kept)], [tempfile.mkdtemp(prefix="bench-cold-")], {})
     for _ in range(repeats):
         for name, case in cases.items():
-            commands, nodes = case()
+            commands, nodes, extra = case()
             caches = [tempfile.mkdtemp(prefix="bench-cold-")] * len(commands) if nodes == 1 else \
                 [tempfile.mkdtemp(prefix="bench-cold-") for _ in range(nodes)]
-            samples[name].append(run(commands, caches, {"ACCEL_COMPILE_CACHE_SECRET": SECRET}))
+            samples[name].append(run(commands, caches, extra))
         for name, (launcher, ranks) in warm.items():
             samples[name].append(run([one_node(launcher, ranks, None)], [warm_cache], {}))
     base_runs = samples.get("cold, 1 rank, accel-launch")

@@ -55,14 +55,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="session", autouse=True)
 def private_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Point XDG_CACHE_HOME and TMPDIR (inherited by every launcher subprocess) at temp dirs of the session: what a
-    job keeps there on purpose (a failed job's stack dumps) stays with the session's, not in the machine's /tmp.
+    """Point XDG_CACHE_HOME, XDG_CONFIG_HOME and TMPDIR (inherited by every launcher subprocess) at temp dirs of the
+    session: what a job keeps there on purpose (a failed job's stack dumps, the user's compile key of nodes started
+    one by one) stays with the session's, not in the machine's /tmp or the user's home.
 
     torch's own inductor cache in that TMPDIR (`torchinductor_<user>`: compiled graphs and kernels, the CPU's vector
     probes, the precompiled header) is one folder for every xdist worker of the session, so that each worker does
     not compile the same kernels cold again. A test about cold compiling names a TORCHINDUCTOR_CACHE_DIR of its own
     (tests/compile_cache/); inductor locks and writes its cache for processes that share it, as a node's ranks do."""
-    made = {"XDG_CACHE_HOME": "cache-home", "TMPDIR": "tmp"}
+    made = {"XDG_CACHE_HOME": "cache-home", "XDG_CONFIG_HOME": "config-home", "TMPDIR": "tmp"}
     previous = {name: os.environ.get(name) for name in made}
     for name, folder in made.items():
         os.environ[name] = str(tmp_path_factory.mktemp(folder))

@@ -16,7 +16,7 @@ __all__ = [
     "AGREEMENT_VAR", "ERROR_FILE_VAR", "PARENT_DEATH_SIGNAL", "STACKS_SIGNAL", "STACKS_DIR_VAR", "STACKS_FILE",
     "COMPILE_STATE_FILE", "PROGRESS_FILE",
     "INTERNAL_VARS", "HEAD_VARS", "COMPILE_CACHE_VAR", "COMPILE_SECRET_VAR", "COMPILE_CACHE_MODES",
-    "COMPILE_WAIT_SECONDS", "COMPILE_STORE_SECONDS",
+    "COMPILE_WAIT_SECONDS", "COMPILE_STORE_SECONDS", "COMPILE_DIR_VAR", "COMPILE_KEY_FILE_VAR",
 ]
 
 # The compile backend: the user may set it; every rank gets it resolved, with the level it came from.
@@ -36,6 +36,10 @@ COMPILE_SECRET_VAR = "ACCEL_COMPILE_CACHE_SECRET"
 COMPILE_CACHE_MODES = ("job", "node", "off")
 COMPILE_WAIT_SECONDS = 600
 COMPILE_STORE_SECONDS = 10
+# The compile folder that outlives the job (--compile-cache-dir; "" in a rank: none), and, where the secret is the
+# user's own key (nodes started one by one), the file it was read from.
+COMPILE_DIR_VAR = "ACCEL_COMPILE_CACHE_DIR"
+COMPILE_KEY_FILE_VAR = "ACCEL_COMPILE_KEY_FILE"
 
 # What every rank gets beyond torchrun's own variables.
 ACCELERATOR_VAR = "ACCEL_ACCELERATOR"

@@ -68,6 +68,9 @@ class RunSettings:
                                      help="Compile each graph once: in one rank of the job (job), of each node "
                                      "(node), or in every rank, as torch does (off). Default: ACCEL_COMPILE_CACHE, "
                                      "else job.")
+    compile_cache_dir: str | None = flag(*both("compile-cache-dir"), default=None, metavar="DIR", check=check_given,
+                                         help="Keep every compiled graph in DIR for later jobs, on any node (a "
+                                         "folder of yours no one else can write). Default: ACCEL_COMPILE_CACHE_DIR.")
     bind_cores: str | None = None  # --bind_core_list / --bind_cores_to_rank ("": all cores); each node splits its own
     verbose: bool = False
     quiet: bool = False  # DeepSpeed's -q / --log_level error: no launch line, only errors

@@ -15,10 +15,11 @@ from pathlib import Path
 
 from accelerators import AcceleratorUnavailableError, UnknownAcceleratorError
 from launcher.contract.job_config import JobConfig, NodePlan
-from launcher.contract.names import ACCELERATOR_VAR, DEFAULT_MASTER_PORT, NODE_HOSTS_VAR
+from launcher.contract.names import ACCELERATOR_VAR, COMPILE_CACHE_VAR, DEFAULT_MASTER_PORT, NODE_HOSTS_VAR
 from launcher.contract.rdzv_conf import OWN_KEYS, check_read_values, unread_key_note
 from launcher.errors import AcceleratorChoiceError, NodeIdentityError, PortBusyError
 from launcher.job.backend_order import find_ds_config, resolve_backend
+from launcher.job.compile_keep import keep_environment
 from launcher.job.envfile import default_env_file, read_env_file
 from launcher.job.local_slots import LocalSelection, ranks_per_node
 from launcher.job.options import LaunchOptions
@@ -92,9 +93,11 @@ def resolve_job(options: LaunchOptions, environ: dict[str, str], cwd: Path, plac
         job_env={**{k: v for k, v in file_values.items() if k not in environ}, **options.extra_env},
     )
     config.check_node_rank(node_rank)
-    config = replace(config, job_env={**config.job_env, **compile_environment(
-        options.settings.compile_cache, job_environ, config, cwd)})
-    notes = () if node is not None or slots is None or devices_env else (
+    compiling = compile_environment(options.settings.compile_cache, job_environ, config, cwd)
+    kept, notes = keep_environment(compiling[COMPILE_CACHE_VAR], options.settings.compile_cache_dir, job_environ,
+                                   config, own_node=place)
+    config = replace(config, job_env={**config.job_env, **compiling, **kept})
+    notes += () if node is not None or slots is None or devices_env else (
         f"{accelerator.name} has no devices to choose from: the device flags start {config.nproc_per_node} rank(s)",)
     plan = None
     if place:

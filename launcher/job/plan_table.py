@@ -9,6 +9,7 @@ from launcher.contract.job_config import AGREEMENT_PREFIX, ONE_NODE_BACKEND, Nod
 from launcher.contract.names import COMPILE_SECRET_VAR, TORCHRUN_VARS
 from launcher.escaped import one_line
 from launcher.job.build_job import PreparedJob
+from launcher.job.compile_keep import compile_threads_text, folder_text
 from launcher.job.rank_defaults import compile_cache_text
 from launcher.node.path_choice import path_text
 
@@ -44,7 +45,9 @@ def plan_rows(prepared: PreparedJob, environ: Mapping[str, str]) -> list[tuple[s
         ("rendezvous", _rendezvous_text(plan)),
         ("launch path", path_text(config, plan.engine_reason)),
         ("log dir", config.settings.log_dir or "(none: stdout inherited, stderr kept in a private temp dir)"),
-        ("compile cache", compile_cache_text(plan.rank_env, environ, env_file is not None)),
+        ("compile cache", compile_cache_text(plan.rank_env, environ, env_file is not None)
+         + compile_threads_text(plan.rank_env, environ)),
+        ("compile folder", folder_text(plan.rank_env)),
     ]
     for name, value in sorted(plan.rank_env.items()):
         rows.append(("environment", f"{name}={SECRET if name == COMPILE_SECRET_VAR else value}"))

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from launcher.contract.job_config import JobConfig
-from launcher.contract.names import COMPILE_CACHE_MODES, COMPILE_CACHE_VAR, COMPILE_SECRET_VAR
+from launcher.contract.names import COMPILE_CACHE_MODES, COMPILE_CACHE_VAR, COMPILE_KEY_FILE_VAR, COMPILE_SECRET_VAR
 from launcher.errors import UsageError
 from launcher.job.validate import check_folder
 from launcher.node.node_env import COMPILE_THREADS_VAR
@@ -100,6 +100,8 @@ def compile_cache_text(rank_env: Mapping[str, str], environ: Mapping[str, str], 
         return "node: each graph compiled by one rank of each node, loaded by the node's others"
     if COMPILE_SECRET_VAR in environ:
         shared = f"from {COMPILE_SECRET_VAR}"
+    elif COMPILE_KEY_FILE_VAR in rank_env:
+        shared = f"from your key {rank_env[COMPILE_KEY_FILE_VAR]}, one per user: the nodes of one home share it"
     else:  # a generated secret and one from the env file both reach the ranks as the job's
         shared = f"from the env file's {COMPILE_SECRET_VAR}, else made for this launch" if env_file_read else \
             "made for this launch"

@@ -2,7 +2,8 @@
 (launcher/node/node_plan.py); the user's own values win.
 
 - Threads: when more than one rank shares the node, OMP_NUM_THREADS (each rank's share of the physical cores) and
-  TORCHINDUCTOR_COMPILE_THREADS (its share of the CPUs it may use).
+  TORCHINDUCTOR_COMPILE_THREADS: under compile once the node's CPUs the launcher may use (one rank compiles a graph
+  while the others wait for it), else each rank's share of them.
 - Cores: DeepSpeed's `--bind_cores_to_rank` / `--bind_core_list`, the node's cores split evenly among its local
   ranks. The split travels in one variable; each rank pins itself to its share (launcher.rank.bind_cores), the first
   thing the bootstrap does.
@@ -107,15 +108,18 @@ COMPILE_THREADS_VAR = "TORCHINDUCTOR_COMPILE_THREADS"
 
 
 def node_environment(
-    accelerator: str, nproc_per_node: int, environ: Mapping[str, str], physical_cores: int | None
+    accelerator: str, nproc_per_node: int, environ: Mapping[str, str], physical_cores: int | None,
+    compile_once: bool = False,
 ) -> dict[str, str]:
     """This node's accelerator, plus, when more than one rank shares the node, OMP_NUM_THREADS (each rank's share of
-    the physical cores) and TORCHINDUCTOR_COMPILE_THREADS (its share of the CPUs it may use), each unless set."""
+    the physical cores) and TORCHINDUCTOR_COMPILE_THREADS (with `compile_once`, the CPUs it may use, else each
+    rank's share of them), each unless set."""
     env = {ACCELERATOR_VAR: accelerator}
     if "OMP_NUM_THREADS" not in environ and nproc_per_node > 1:
         env["OMP_NUM_THREADS"] = str(omp_threads(physical_cores, nproc_per_node))
     if COMPILE_THREADS_VAR not in environ and nproc_per_node > 1:
-        env[COMPILE_THREADS_VAR] = str(max(1, len(os.sched_getaffinity(0)) // nproc_per_node))
+        cpus = len(os.sched_getaffinity(0))
+        env[COMPILE_THREADS_VAR] = str(cpus if compile_once else max(1, cpus // nproc_per_node))
     return env
 
 

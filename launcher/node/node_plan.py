@@ -14,7 +14,8 @@ from types import MappingProxyType
 from accelerators import Accelerator, accelerator_class
 from launcher.contract.engine_options import parse_std
 from launcher.contract.job_config import STDERR, STDOUT, JobConfig, NodePlan
-from launcher.contract.names import CPU_BINDING_VAR, DEFAULT_MASTER_PORT, LAUNCHER_PID_VAR, SIGNALS_VAR
+from launcher.contract.names import (COMPILE_CACHE_VAR, CPU_BINDING_VAR, DEFAULT_MASTER_PORT, LAUNCHER_PID_VAR,
+                                     SIGNALS_VAR)
 from launcher.node.addresses import Placement, place_node
 from launcher.node.node_env import (check_binding_env, check_virtual_devices, core_binding, flight_recorder_environment,
                                     node_environment, physical_cores)
@@ -78,7 +79,8 @@ def _node_env(job: JobConfig, device: type[Accelerator], local_world_size: int, 
     node_env = {
         **devices,
         **(placement.rank_env if placement else {}),
-        **node_environment(device.name, local_world_size, environ, physical_cores()),
+        **node_environment(device.name, local_world_size, environ, physical_cores(),
+                           compile_once=job.job_env.get(COMPILE_CACHE_VAR) in ("job", "node")),
         **core_binding(job.settings.bind_cores, local_world_size, environ),
         **flight_recorder_environment(device.communication_backend, job.settings.log_dir, environ),
     }

@@ -39,7 +39,7 @@ def timed(what: object) -> tuple[object, float]:
 
 def main() -> None:
     folder = Path(sys.argv[2])
-    sharing = _Sharing(os.fsencode(os.environ["SECRET"]))
+    sharing = _Sharing(os.fsencode(os.environ["SECRET"]), "")
     cache = GraphCache(None, sharing._job_share, KernelFiles(folder), COMPILE_WAIT_SECONDS)
     found: dict[str, object] = {}
     if sys.argv[1] == "stranger":
@@ -57,7 +57,7 @@ def main() -> None:
         entry, found["graph seconds"] = timed(lambda: cache.get("graph"))
         found["graph"] = entry is not None
         _, found["next graph seconds"] = timed(lambda: cache.get("next graph"))
-        job, found["connect seconds"] = timed(_Sharing(os.fsencode(os.environ["SECRET"]))._job_share)
+        job, found["connect seconds"] = timed(_Sharing(os.fsencode(os.environ["SECRET"]), "")._job_share)
         found["connected"] = job is not None
     print(json.dumps(found), flush=True)
 

@@ -5,6 +5,7 @@ on both launch paths: one path (tests/conftest.py, `launch_path`)."""
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -20,9 +21,14 @@ STEP = str(Path(__file__).resolve().parents[1] / "scripts" / "compiled_ddp_step.
 RECORD_CXX = str(Path(__file__).resolve().parent / "record_cxx.sh")
 
 
+CPUS = len(os.sched_getaffinity(0))
+
+
 def test_two_ranks_of_one_node_compile_each_graph_once(launch: Launcher, tmp_path: Path) -> None:
-    done = launch(["--nproc-per-node", "2", STEP], env={"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "cache")},
-                  timeout=200)
+    """... with the compile workers of the node's CPUs (one rank compiles while the other waits), and each graph
+    kept in the compile folder by the rank that compiled it."""
+    done = launch(["--compile-cache-dir", str(tmp_path / "kept"), "--nproc-per-node", "2", STEP],
+                  env={"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "cache")}, timeout=200)
     assert done.returncode == 0, done.stderr
     records = done.records()
     compiled = sorted(record["misses"] for record in records.values())
@@ -30,6 +36,8 @@ def test_two_ranks_of_one_node_compile_each_graph_once(launch: Launcher, tmp_pat
     loader = next(record for record in records.values() if record["misses"] == 0)
     assert loader["hits"] == compiled[1]  # ... and loaded every graph the first compiled
     assert {record["env"]["ACCEL_COMPILE_CACHE_SECRET"] for record in records.values()} == {None}  # kept from the code
+    assert {record["env"]["TORCHINDUCTOR_COMPILE_THREADS"] for record in records.values()} == {str(CPUS)}
+    assert len(list((tmp_path / "kept" / "v1").iterdir())) >= compiled[1]  # the graphs, their AOTAutograd entries
 
 
 def test_with_the_cache_off_every_rank_compiles_as_under_torch(launch: Launcher, tmp_path: Path) -> None:
@@ -37,14 +45,17 @@ def test_with_the_cache_off_every_rank_compiles_as_under_torch(launch: Launcher,
                   env={"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "cache")}, timeout=200)
     assert done.returncode == 0, done.stderr
     assert [record["misses"] > 0 for record in done.records().values()] == [True, True]
+    assert {record["env"]["TORCHINDUCTOR_COMPILE_THREADS"] for record in done.records().values()} == \
+        {str(max(1, CPUS // 2))}  # every rank compiles: each its share
 
 
 @pytest.mark.parametrize("meeting", ["static", "c10d"])
 def test_a_second_node_with_its_own_cache_compiles_nothing_builds_nothing_twice_and_fetches_each_graph_once(
         tmp_path: Path, meeting: str) -> None:
-    """Two nodes of two ranks on loopback, each node with a cold cache folder of its own (as two hosts have), one
-    secret: static nodes on the direct path (rank 0's store carries the copies), and nodes that meet at a c10d
-    rendezvous on the engine path (the agent's store carries them)."""
+    """Two nodes of two ranks on loopback, each node with a cold cache folder of its own (as two hosts have): static
+    nodes on the direct path (rank 0's store carries the copies) with no secret set, signing with the user's key in
+    the home they share, and nodes that meet at a c10d rendezvous on the engine path (the agent's store carries
+    them), given one secret."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = str(probe.getsockname()[1])
@@ -55,7 +66,9 @@ def test_a_second_node_with_its_own_cache_compiles_nothing_builds_nothing_twice_
         cache = str(tmp_path / f"cache-{node_rank}")
         env = clean_environ({"RECORD_DIR": str(records), "TORCHINDUCTOR_CACHE_DIR": cache,
                              "CXX": RECORD_CXX, "CXX_LOG": str(tmp_path / f"cxx-{node_rank}.log"),
-                             "ACCEL_COMPILE_CACHE_SECRET": "a secret both nodes were given"})
+                             "XDG_CONFIG_HOME": str(tmp_path / "home-config")})
+        if meeting == "c10d":
+            env["ACCEL_COMPILE_CACHE_SECRET"] = "a secret both nodes were given"
         where = (["--node-rank", str(node_rank), "--master-addr", "127.0.0.1", "--master-port", port]
                  if meeting == "static" else ["--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}"])
         nodes.append(subprocess.Popen(
@@ -95,6 +108,50 @@ def test_a_second_node_with_its_own_cache_compiles_nothing_builds_nothing_twice_
         assert all((tmp_path / f"cache-{node_rank}" / library).is_file() for library in built[1 - node_rank])
         fetched = sum(record["probes_fetched"] for record in records[node_rank])
         assert fetched == len(built[1 - node_rank] - kernels), (records, built)
+
+
+def test_a_restart_on_an_emptied_node_and_the_next_job_on_fresh_nodes_compile_nothing(tmp_path: Path) -> None:
+    """The compile folder outlives the job: an attempt after --max-restarts whose node lost its inductor cache (a
+    replaced node) loads every graph from it (engine path), and so does the next job on two nodes with cold caches
+    of their own, with no secret set (direct path): no graph compiled, no C++ compiler run."""
+    kept = str(tmp_path / "kept")
+    first = _run_nodes(tmp_path, "first", 1, ["--max-restarts", "1", "--compile-cache-dir", kept],
+                       {"FAIL_FIRST_ATTEMPT": "1"})
+    (record,) = first[0]
+    assert record["attempt"] == "1" and record["misses"] == 0 and record["folder_loaded"] > 0, first
+    assert record["aot_hits"] > 0, first  # the AOTAutograd entry came too: the graph was not traced again
+    nodes = _run_nodes(tmp_path, "next", 2, ["--compile-cache-dir", kept], {})
+    assert [sum(record["misses"] for record in records) for records in nodes] == [0, 0], nodes
+    assert all(record["aot_hits"] > 0 for records in nodes for record in records), nodes
+    assert not any(_outputs(tmp_path / f"cxx-next-{node}.log", tmp_path / f"cache-next-{node}") for node in (0, 1))
+
+
+def _run_nodes(tmp_path: Path, name: str, count: int, flags: list[str], extra: dict[str, str]) -> list[list[dict]]:
+    """`count` static nodes of one rank each on loopback (one: a one-node launch), each with a cold cache of its
+    own: each node's records."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = str(probe.getsockname()[1])
+    nodes = []
+    for node_rank in range(count):
+        (tmp_path / f"records-{name}-{node_rank}").mkdir()
+        env = clean_environ({"RECORD_DIR": str(tmp_path / f"records-{name}-{node_rank}"), **extra,
+                             "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / f"cache-{name}-{node_rank}"), "CXX": RECORD_CXX,
+                             "CXX_LOG": str(tmp_path / f"cxx-{name}-{node_rank}.log"),
+                             "XDG_CONFIG_HOME": str(tmp_path / "home-config")})
+        where = ["--nnodes", str(count), "--node-rank", str(node_rank), "--master-addr", "127.0.0.1", "--master-port",
+                 port] if count > 1 else []
+        nodes.append(subprocess.Popen([sys.executable, "-m", "launcher", *where, *flags, STEP], cwd=tmp_path, env=env,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    try:
+        outputs = [node.communicate(timeout=200) for node in nodes]
+    finally:
+        for node in nodes:
+            node.terminate()
+            node.wait(timeout=60)
+    assert [node.returncode for node in nodes] == [0] * count, outputs
+    return [[json.loads(path.read_text()) for path in (tmp_path / f"records-{name}-{node_rank}").glob("*")]
+            for node_rank in range(count)]
 
 
 def _outputs(log: Path, cache: Path) -> set[str]:

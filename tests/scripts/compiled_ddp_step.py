@@ -1,9 +1,13 @@
 """A nanoGPT-like first step: a small MLP under DDP and torch.compile (the resolved backend), one training step,
-then what inductor's counters say this rank compiled and loaded, into $RECORD_DIR/rank-<RANK>.json."""
+then what inductor's counters say this rank compiled and loaded, into $RECORD_DIR/rank-<RANK>.json. With
+$FAIL_FIRST_ATTEMPT, the first attempt then empties the node's inductor cache (as a node replaced by a fresh one)
+and fails."""
 
 import gc
 import json
 import os
+import shutil
+import sys
 import time
 
 import torch
@@ -32,6 +36,9 @@ def main() -> None:
         "fetched_from_job": counters["accel_launch"]["job_copies_fetched"],
         "loaded_from_node": counters["accel_launch"]["node_copies_loaded"],
         "probes_fetched": counters["accel_launch"]["probe_libraries_fetched"],
+        "folder_loaded": counters["accel_launch"]["folder_entries_loaded"],
+        "aot_hits": counters["aot_autograd"]["autograd_cache_hit"],
+        "attempt": os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"),
         "first_step_seconds": first_step,
         "loss": loss.item(),
         "env": {key: os.environ.get(key) for key in ("ACCEL_COMPILE_CACHE", "ACCEL_COMPILE_CACHE_SECRET",
@@ -45,6 +52,9 @@ def main() -> None:
     del ddp, optimizer, loss
     gc.collect()
     dist.destroy_process_group()
+    if os.environ.get("FAIL_FIRST_ATTEMPT") and record["attempt"] == "0":
+        shutil.rmtree(os.environ["TORCHINDUCTOR_CACHE_DIR"])
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -13,18 +13,22 @@ from __future__ import annotations
 import functools
 import os
 import socket
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from launcher.contract.names import COMPILE_CACHE_VAR, COMPILE_SECRET_VAR, COMPILE_WAIT_SECONDS
+from launcher.contract.names import (COMPILE_CACHE_VAR, COMPILE_DIR_VAR, COMPILE_KEY_FILE_VAR, COMPILE_SECRET_VAR,
+                                     COMPILE_WAIT_SECONDS)
 from launcher.rank.after_import import after_import
 from launcher.rank.compile_cache.graph_cache import GraphCache
 from launcher.rank.compile_cache.job_share import JobShare
+from launcher.rank.compile_cache.kept_share import (KeptEntries, KeptShare, check_same_key, open_folder,
+                                                    switch_on_autograd, switch_on_pgo)
 from launcher.rank.compile_cache.kernels import KernelFiles
 from launcher.rank.compile_cache.node_share import NodeShare, private_folder
 from launcher.rank.compile_cache.probes import ProbeLibraries
-from launcher.rank.compile_cache.store_calls import connect
+from launcher.rank.compile_cache.store_calls import connect, quiet_cpp_logs
 
 __all__ = ["share_compiles"]
 
@@ -33,17 +37,20 @@ def share_compiles() -> None:
     """Arrange, without importing torch, for this rank's inductor compiles to be shared as the launcher says."""
     mode = os.environ.get(COMPILE_CACHE_VAR, "")
     secret = os.fsencode(os.environ.pop(COMPILE_SECRET_VAR, ""))  # its bytes as given, UTF-8 or not
-    if mode not in ("job", "node") or os.environ.get("WORLD_SIZE", "1") == "1":
+    folder = os.environ.get(COMPILE_DIR_VAR, "") if mode in ("job", "node") else ""
+    if mode not in ("job", "node") or (os.environ.get("WORLD_SIZE", "1") == "1" and not folder):
         return
     several_nodes = os.environ.get("WORLD_SIZE") != os.environ.get("LOCAL_WORLD_SIZE")
     several_nodes = several_nodes and mode == "job" and bool(secret)
-    sharing = _Sharing(secret if several_nodes else b"")
+    sharing = _Sharing(secret if several_nodes else b"", folder)
     after_import("torch._inductor.config", _switch_on)
     after_import("torch._inductor.remote_cache", sharing.serve)
     after_import("torch._inductor.codecache", sharing.watch_kernels)
     after_import("torch._inductor.compile_fx", sharing.watch_compiles)
-    if several_nodes:
+    if several_nodes or folder:
         after_import("torch._inductor.cpu_vec_isa", sharing.share_probes)
+        after_import("torch._functorch.config", switch_on_autograd)
+        after_import("torch._dynamo.config", switch_on_pgo)
 
 
 def _switch_on(config: ModuleType) -> None:
@@ -54,8 +61,10 @@ def _switch_on(config: ModuleType) -> None:
 class _Sharing:
     """The rank's GraphCache, made at its first use, and the hooks that feed it."""
 
-    def __init__(self, secret: bytes) -> None:
+    def __init__(self, secret: bytes, folder: str) -> None:
         self._secret = secret
+        self._folder = folder
+        self._kept: KeptShare | None = None
         self._cache: GraphCache | None = None
         self._kernels: KernelFiles | None = None
         self._job: JobShare | None = None
@@ -75,6 +84,9 @@ class _Sharing:
 
     def serve(self, remote_cache: ModuleType) -> None:
         remote_cache.RemoteFxGraphCache.backend_override_cls = staticmethod(self.cache)
+        autograd, pgo = KeptEntries(self._job_share, once=True), KeptEntries(self._job_share, once=False)
+        remote_cache.RemoteAOTAutogradCache.backend_override_cls = staticmethod(lambda: autograd)
+        remote_cache.RemoteDynamoPGOCache.backend_override_cls = staticmethod(lambda: pgo)
 
     def watch_kernels(self, codecache: ModuleType) -> None:
         """Note each C++ library inductor loads, for the graph being compiled (launcher.rank.compile_cache.kernels)."""
@@ -130,19 +142,42 @@ class _Sharing:
 
         cpu_vec_isa.VecISA.check_build = check_build
 
-    def _job_share(self) -> JobShare | None:
-        """The job's copies across nodes: reached once, at the first compile; None on one node, or once the job's
-        store was not reached or failed (said once, launcher.rank.compile_cache.store_calls)."""
-        if not self._job_tried and self._secret:
+    def _job_share(self) -> KeptShare | JobShare | None:
+        """The compile folder in front of the job's copies across nodes (reached once, at the first compile; None on
+        one node or unreachable); None with neither."""
+        if not self._job_tried:
             self._job_tried = True
-            try:
-                store = connect(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]))
-            except (KeyError, ValueError):
-                store = None
-            if store is not None:
-                self._job = JobShare(store, self._secret, os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"),
-                                     f"{socket.gethostname()} {os.getpid()}", _alive)
-        return self._job if self._job is not None and self._job.working else None
+            self._job = self._reach_job() if self._secret else None
+            self._kept = self._open_folder()
+        return self._kept or (self._job if self._job is not None and self._job.working else None)
+
+    def _open_folder(self) -> KeptShare | None:
+        if not self._folder:
+            return None
+        folder, problem = open_folder(self._folder)
+        if folder is None:
+            if os.environ.get("LOCAL_RANK", "0") == "0":
+                print(f"accel-launch: note: the compile folder {problem}: it is not used", file=sys.stderr,
+                      flush=True)
+            return None
+        return KeptShare(folder, self._job)
+
+    def _reach_job(self) -> JobShare | None:
+        """The job's copies across nodes, once the job's store was reached (within COMPILE_STORE_SECONDS, said once
+        if not: launcher.rank.compile_cache.store_calls) and every node signs with this rank's key."""
+        try:
+            store = connect(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]))
+        except (KeyError, ValueError):
+            return None
+        try:
+            with quiet_cpp_logs():
+                same = store is not None and check_same_key(store, self._secret, os.environ.get(COMPILE_KEY_FILE_VAR))
+        except RuntimeError:  # the store failed on its first call: this rank shares within its node
+            return None
+        if not same:
+            return None
+        return JobShare(store, self._secret, os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"),
+                        f"{socket.gethostname()} {os.getpid()}", _alive)
 
 
 def _alive(claimer: str) -> bool:
