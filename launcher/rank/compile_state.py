@@ -18,6 +18,7 @@ from typing import Any
 
 from launcher.contract.names import COMPILE_STATE_FILE, STACKS_DIR_VAR
 from launcher.rank.after_import import after_import
+from launcher.rank.torch_seams import holder
 from launcher.shared_files import publish_file
 
 __all__ = ["note_compiles"]
@@ -41,9 +42,13 @@ class _CompileState:
         self._compiles = 0
 
     def register(self, dynamo: ModuleType) -> None:
-        """Two values set on dynamo's callback handler; nothing imported."""
-        dynamo.callback_handler.register_start_callback(self.started)
-        dynamo.callback_handler.register_end_callback(self.ended)
+        """Two values set on dynamo's callback handler, where this torch has it (launcher.rank.torch_seams); nothing
+        imported."""
+        start, end = holder("compile_callbacks", dynamo), holder("compile_end_callbacks", dynamo)
+        if start is None or end is None:
+            return
+        getattr(*start)(self.started)
+        getattr(*end)(self.ended)
         os.register_at_fork(after_in_child=self._leave_to_the_rank)
 
     def started(self, args: Any) -> None:

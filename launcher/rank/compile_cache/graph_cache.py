@@ -13,13 +13,29 @@ from __future__ import annotations
 import base64
 import json
 import os
+import sys
 from collections.abc import Callable
 
 from launcher.rank.compile_cache.job_share import JobShare
 from launcher.rank.compile_cache.kernels import KernelFiles
 from launcher.rank.compile_cache.node_share import NodeShare
+from launcher.rank.torch_seams import holder
 
-__all__ = ["GraphCache", "count"]
+__all__ = ["GraphCache", "NoSharing", "count"]
+
+
+class NoSharing:
+    """The backend of a rank whose torch lacks a seam compile once needs: every graph is a miss, nothing is kept."""
+
+    def get(self, key: str) -> bytes | None:
+        """Always a miss: the rank compiles, as under torchrun."""
+        return None
+
+    def put(self, key: str, entry: bytes) -> None:
+        """Nothing is kept."""
+
+    def compile_ended(self) -> None:
+        """Nothing was claimed."""
 
 
 class GraphCache:
@@ -100,10 +116,11 @@ class GraphCache:
 
 def count(name: str) -> None:
     """Where a loaded graph or probe library came from, in torch's own counters beside inductor's cache hits
-    (`torch._dynamo.utils.counters["accel_launch"]`); torch is loaded: inductor is calling."""
-    from torch._dynamo.utils import counters
-
-    counters["accel_launch"][name] += 1
+    (`torch._dynamo.utils.counters["accel_launch"]`), where this torch has them; dynamo is loaded: inductor is
+    calling."""
+    found = holder("counters", sys.modules["torch._dynamo.utils"]) if "torch._dynamo.utils" in sys.modules else None
+    if found is not None:
+        getattr(*found)["accel_launch"][name] += 1
 
 
 def _packed(entry: bytes, kernels: dict[str, bytes]) -> bytes:

@@ -14,6 +14,7 @@ import functools
 import os
 import socket
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -21,7 +22,7 @@ from typing import Any
 from launcher.contract.names import (COMPILE_CACHE_VAR, COMPILE_DIR_VAR, COMPILE_KEY_FILE_VAR, COMPILE_SECRET_VAR,
                                      COMPILE_WAIT_SECONDS)
 from launcher.rank.after_import import after_import
-from launcher.rank.compile_cache.graph_cache import GraphCache
+from launcher.rank.compile_cache.graph_cache import GraphCache, NoSharing
 from launcher.rank.compile_cache.job_share import JobShare
 from launcher.rank.compile_cache.kept_share import (KeptEntries, KeptShare, check_same_key, open_folder,
                                                     switch_on_autograd, switch_on_pgo)
@@ -29,6 +30,7 @@ from launcher.rank.compile_cache.kernels import KernelFiles
 from launcher.rank.compile_cache.node_share import NodeShare, private_folder
 from launcher.rank.compile_cache.probes import ProbeLibraries
 from launcher.rank.compile_cache.store_calls import connect, quiet_cpp_logs
+from launcher.rank.torch_seams import holder
 
 __all__ = ["share_compiles"]
 
@@ -43,17 +45,22 @@ def share_compiles() -> None:
     several_nodes = os.environ.get("WORLD_SIZE") != os.environ.get("LOCAL_WORLD_SIZE")
     several_nodes = several_nodes and mode == "job" and bool(secret)
     sharing = _Sharing(secret if several_nodes else b"", folder)
-    after_import("torch._inductor.config", _switch_on)
     after_import("torch._inductor.remote_cache", sharing.serve)
     after_import("torch._inductor.codecache", sharing.watch_kernels)
     after_import("torch._inductor.compile_fx", sharing.watch_compiles)
     if several_nodes or folder:
         after_import("torch._inductor.cpu_vec_isa", sharing.share_probes)
-        after_import("torch._functorch.config", switch_on_autograd)
-        after_import("torch._dynamo.config", switch_on_pgo)
 
 
-def _switch_on(config: ModuleType) -> None:
+def _switch_on(seam: str, switch: Callable[[ModuleType], None]) -> Callable[[ModuleType], None]:
+    """`switch` on a torch config module, once its SEAMS entry is there (launcher.rank.torch_seams)."""
+    def on(config: ModuleType) -> None:
+        if holder(seam, config) is not None:
+            switch(config)
+    return on
+
+
+def _switch_on_graphs(config: ModuleType) -> None:
     if config.fx_graph_remote_cache is None:  # None: neither the user's variable nor their code chose
         config.fx_graph_remote_cache = True
 
@@ -69,13 +76,21 @@ class _Sharing:
         self._kernels: KernelFiles | None = None
         self._job: JobShare | None = None
         self._job_tried = False
+        self.off = False  # this torch lacks a seam compile once needs (launcher.rank.torch_seams)
 
-    def cache(self) -> GraphCache:
-        """The rank's cache (torch calls this as `RemoteFxGraphCache.backend_override_cls`)."""
+    def cache(self) -> GraphCache | NoSharing:
+        """The rank's cache (torch calls this as `RemoteFxGraphCache.backend_override_cls`); one that shares nothing
+        where this torch lacks one of compile once's seams (the first compile comes after every hook ran)."""
+        if self.off:
+            return NoSharing()
         if self._cache is None:
-            from torch._inductor.runtime.cache_dir_utils import cache_dir
+            import torch._inductor.runtime.cache_dir_utils as cache_dir_utils  # inside a compile: loaded already
 
-            root = Path(cache_dir())
+            cache_dir = holder("cache_dir", cache_dir_utils)
+            if cache_dir is None:
+                self.off = True
+                return NoSharing()
+            root = Path(getattr(*cache_dir)())
             folder = private_folder(root / "accel-launch")
             self._kernels = KernelFiles(root)
             self._cache = GraphCache(NodeShare(folder) if folder is not None else None, self._job_share,
@@ -83,13 +98,31 @@ class _Sharing:
         return self._cache
 
     def serve(self, remote_cache: ModuleType) -> None:
-        remote_cache.RemoteFxGraphCache.backend_override_cls = staticmethod(self.cache)
+        """Serve torch's remote caches, each switched on only where this torch lets this rank serve it (a remote
+        cache switched on without its backend would reach for torch's own, Redis)."""
+        graphs = holder("fx_remote_backend", remote_cache)
+        if graphs is None or self.off:
+            self.off = True
+            return
+        setattr(*graphs, staticmethod(self.cache))
+        after_import("torch._inductor.config", _switch_on("fx_remote_switch", _switch_on_graphs))
+        if not self._folder:
+            return
         autograd, pgo = KeptEntries(self._job_share, once=True), KeptEntries(self._job_share, once=False)
-        remote_cache.RemoteAOTAutogradCache.backend_override_cls = staticmethod(lambda: autograd)
-        remote_cache.RemoteDynamoPGOCache.backend_override_cls = staticmethod(lambda: pgo)
+        for seam, switch_seam, entries, config, switch in (
+                ("autograd_remote_backend", "autograd_remote_switch", autograd, "torch._functorch.config",
+                 switch_on_autograd),
+                ("pgo_remote_backend", "pgo_remote_switch", pgo, "torch._dynamo.config", switch_on_pgo)):
+            found = holder(seam, remote_cache)
+            if found is not None:
+                setattr(*found, staticmethod(lambda entries=entries: entries))
+                after_import(config, _switch_on(switch_seam, switch))
 
     def watch_kernels(self, codecache: ModuleType) -> None:
         """Note each C++ library inductor loads, for the graph being compiled (launcher.rank.compile_cache.kernels)."""
+        if holder("load_library", codecache) is None:
+            self.off = True
+            return
         cpp = codecache.CppCodeCache
         original = cpp._load_library.__func__
 
@@ -102,6 +135,9 @@ class _Sharing:
 
     def watch_compiles(self, compile_fx: ModuleType) -> None:
         """After each graph's compile, release what it did not publish (GraphCache.compile_ended)."""
+        if holder("compile_fx_inner", compile_fx) is None:
+            self.off = True
+            return
         original = compile_fx._compile_fx_inner
 
         @functools.wraps(original)
@@ -117,18 +153,18 @@ class _Sharing:
     def share_probes(self, cpu_vec_isa: ModuleType) -> None:
         """Build each CPU-feature probe library once per job (launcher.rank.compile_cache.probes), under torch's
         own lock for it; left to torch alone where its private names differ from torch 2.13's."""
-        fingerprint = getattr(cpu_vec_isa, "_get_isa_dry_compile_fingerprint", None)
-        original = getattr(cpu_vec_isa.VecISA, "check_build", None)
-        if fingerprint is None or original is None:
+        if holder("isa_fingerprint", cpu_vec_isa) is None or holder("check_build", cpu_vec_isa) is None:
             return
+        fingerprint = cpu_vec_isa._get_isa_dry_compile_fingerprint
+        original = cpu_vec_isa.VecISA.check_build
         probes = ProbeLibraries(self._job_share)
         owner = os.getpid()
 
         def check_build(isa: Any, code: str) -> bool:
-            if os.getpid() != owner:
+            helpers = _probe_helpers() if os.getpid() == owner else None
+            if helpers is None:
                 return original(isa, code)
-            from torch._inductor.codecache import LOCK_TIMEOUT, get_lock_dir, write
-            from torch.utils._filelock import FileLock
+            LOCK_TIMEOUT, get_lock_dir, write, FileLock = helpers  # noqa: N806  (torch's own names)
 
             name, source = write(code, "cpp", extra=fingerprint(isa.build_arch_flags()))
             library = Path(source).with_suffix(".so")
@@ -178,6 +214,17 @@ class _Sharing:
             return None
         return JobShare(store, self._secret, os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"),
                         f"{socket.gethostname()} {os.getpid()}", _alive)
+
+
+def _probe_helpers() -> tuple[Any, Any, Any, Any] | None:
+    """codecache's LOCK_TIMEOUT, get_lock_dir and write, and torch's FileLock (all loaded by now: a probe is built
+    inside a compile); None where this torch lacks one (the probes are then left to torch, said once)."""
+    codecache, filelock = sys.modules.get("torch._inductor.codecache"), sys.modules.get("torch.utils._filelock")
+    if codecache is None or filelock is None:
+        return None
+    found = [holder(seam, module) for seam, module in (("lock_timeout", codecache), ("lock_dir", codecache),
+                                                       ("write_source", codecache), ("file_lock", filelock))]
+    return None if None in found else tuple(getattr(*each) for each in found)  # type: ignore[return-value]
 
 
 def _alive(claimer: str) -> bool:
