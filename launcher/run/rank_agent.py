@@ -21,8 +21,8 @@ from torch.distributed.elastic.agent.server.local_elastic_agent import LocalElas
 from torch.distributed.elastic.multiprocessing.api import RunProcsResult
 from torch.distributed.elastic.utils import macros
 
+from launcher.contract.hosts import this_host
 from launcher.contract.job_config import NodePlan, RankPlace
-from launcher.run.failure.rank_failure import this_host
 from launcher.run.job_outcome import Deadline, JobTimeout
 from launcher.run.job_scope import JobFolders
 from launcher.run.job_signals import StopState

@@ -19,10 +19,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from launcher.contract.hosts import this_host
 from launcher.contract.names import ERROR_FILE_VAR
 from launcher.run.failure.oom_kill import OomWatch
 from launcher.run.failure.rank_failure import (ended_how, exit_status, failure_from_engine, first_failure,
-                                               lost_peer_note, others_text, tail_lines, this_host)
+                                               lost_peer_note, others_text, tail_lines)
 from launcher.run.failure.root_cause import read_error_file
 from launcher.run.job_outcome import JobOutcome
 from launcher.run.job_signals import StopState

@@ -31,7 +31,7 @@ from launcher.contract.names import (ERROR_FILE_VAR, FAILURE_STATUS, REFUSAL_PHR
 from launcher.run.failure.root_cause import RootCause, clip, read_error_file
 from launcher.shared_files import UnsafeFileError, read_user_start
 
-__all__ = ["RankFailure", "this_host", "ended_how", "exit_status", "tail_lines", "others_text",
+__all__ = ["RankFailure", "ended_how", "exit_status", "tail_lines", "others_text",
            "failure_from_engine", "first_failure", "lost_a_peer", "lost_peer_note", "hand_on_root_cause",
            "parent_error_record", "write_parent_error_file"]
 

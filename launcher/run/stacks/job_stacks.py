@@ -14,9 +14,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from launcher.contract.hosts import this_host
 from launcher.contract.names import STACKS_DIR_VAR, STACKS_SIGNAL
 from launcher.escaped import one_line
-from launcher.run.failure.rank_failure import this_host
 from launcher.run.stacks.rank_answers import RankAnswer, ask_ranks, read_compile_state
 from launcher.run.stacks.stack_report import program_dump, ranks_text, stack_lines, summary_lines
 from launcher.run.terminal_lines import terminal
