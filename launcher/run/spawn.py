@@ -1,9 +1,7 @@
-"""Starting the ranks of one node on torch.distributed.elastic, and reporting how the job ended.
-
-With launcher/run/direct_run.py (a lone node without restarts, started without torch: `run_job` sends such
-a job there), this is the only module that changes process state: it exports the job's environment and runs
-the elastic agent within the job's scope (launcher/run/job_scope.py: the subreaper, the log folder, the sweep),
-as the direct path does.
+"""The run side's entry (`run_job`): a lone node without restarts goes to launcher/run/direct_run.py, started
+without torch; any other job starts its node's ranks here, on torch.distributed.elastic's agent, and this module
+says how the job ended. Both run within the job's scope (launcher/run/job_scope.py: the subreaper, the log folder,
+the keeper, the sweep), which changes the launcher's process state; nothing before `run_job` does.
 """
 
 from __future__ import annotations
