@@ -164,3 +164,16 @@ def test_under_compile_once_each_rank_gets_the_nodes_cpus_to_compile_else_its_sh
     assert "TORCHINDUCTOR_COMPILE_THREADS" not in node_environment("cpu", 1, {}, 2, compile_once=True)
     assert compile_keep.compile_threads_text({"TORCHINDUCTOR_COMPILE_THREADS": "2", "ACCEL_COMPILE_CACHE": "off"},
                                              {}).startswith("; TORCHINDUCTOR_COMPILE_THREADS=2, each rank's share")
+
+
+def test_a_kept_entry_cut_short_or_changed_on_disk_is_a_miss(tmp_path):
+    folder, problem = open_folder(str(tmp_path / "kept"))
+    assert folder is not None, problem
+    folder.write("graph", b"compiled graph")
+    (entry,) = (tmp_path / "kept" / "v1").iterdir()
+    whole = entry.read_bytes()
+    assert folder.read("graph") == b"compiled graph"
+    entry.write_bytes(whole[:-3])
+    assert folder.read("graph") is None
+    entry.write_bytes(whole[:-1] + b"X")
+    assert folder.read("graph") is None

@@ -4,9 +4,9 @@ The compile folder that outlives the job (`--compile-cache-dir`): what a rank co
 kernels, its AOTAutograd entry, a CPU probe library, torch's profile-guided state) is kept there, one file per key,
 by the rank that compiled it, whole (a temporary file, then a rename: no lock files on a shared filesystem); a rank
 of any later job, on any node, that needs it reads it instead of compiling. Trusted as torch trusts its cache
-folder and ssh `~/.ssh`: the folder must be this user's and writable by no one else, and a file is read only when
-it is this user's alone and no link (`read_user_bytes(own_only=True)`); else the folder is not used. A folder that
-is full or read-only turns writing off, with one note; it never fails a job. `KeptShare` puts the folder in front
+folder and ssh `~/.ssh`: the folder must be this user's and writable by no one else, else it is not used; a file is
+read only when it is this user's alone, no link, and matches its SHA-256 (`read_sealed`, as the node's copy is
+read), else it is a miss. A folder that is full or read-only turns writing off, with one note; it never fails a job. `KeptShare` puts the folder in front
 of the job's store for `GraphCache` and `ProbeLibraries`: a key is read from the folder first, then from the job;
 what this rank publishes goes to both.
 
@@ -35,14 +35,14 @@ from typing import Any
 
 from launcher.contract.names import COMPILE_SECRET_VAR
 from launcher.rank.compile_cache.graph_cache import count
-from launcher.rank.compile_cache.job_share import JobShare
-from launcher.shared_files import UnsafeFileError, ownership_problem, publish_file, read_user_bytes
+from launcher.rank.compile_cache.job_share import MAX_COPY_BYTES, JobShare
+from launcher.rank.compile_cache.node_share import read_sealed, sealed
+from launcher.shared_files import ownership_problem, publish_file
 
 __all__ = ["FolderShare", "KeptShare", "open_folder", "KeptEntries", "switch_on_autograd", "switch_on_pgo",
            "check_same_key", "KEY_NAME"]
 
-_MAX_ENTRY_BYTES = 4 << 30
-_LAYOUT = "v1"  # entries are named by the sha256 of their key, under this folder
+_LAYOUT = "v1"  # entries are named by the sha256 of their key, under this folder, each kept `sealed`
 _FULL = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM)
 
 
@@ -69,18 +69,16 @@ class FolderShare:
         self._writing = True
 
     def read(self, key: str) -> bytes | None:
-        """The kept entry of `key`, or None (missing, not this user's alone, a link, or too large)."""
-        try:
-            return read_user_bytes(self._path(key), _MAX_ENTRY_BYTES, own_only=True)
-        except UnsafeFileError:
-            return None
+        """The kept entry of `key`, or None (missing, not this user's alone, a link, too large, or not matching its
+        digest), as the node's copy is read."""
+        return read_sealed(self._path(key))
 
     def write(self, key: str, payload: bytes) -> None:
         """Keep `payload` for `key`, whole or not at all; a full or read-only folder turns writing off, once said."""
-        if not self._writing:
+        if not self._writing or len(payload) > MAX_COPY_BYTES:
             return
         try:
-            publish_file(self._path(key), payload)
+            publish_file(self._path(key), sealed(payload))
         except OSError as exc:
             if exc.errno in _FULL:
                 self._writing = False

@@ -17,7 +17,7 @@ from pathlib import Path
 from launcher.rank.compile_cache.job_share import MAX_COPY_BYTES
 from launcher.shared_files import UnsafeFileError, lock_within, ownership_problem, publish_file, read_user_bytes
 
-__all__ = ["NodeShare", "private_folder"]
+__all__ = ["NodeShare", "private_folder", "sealed", "read_sealed"]
 
 _DIGEST_BYTES = hashlib.sha256().digest_size
 
@@ -70,21 +70,32 @@ class NodeShare:
     def read(self, key: str) -> bytes | None:
         """The node's copy of `key`, or None (never blocks; a link, a file not this user's alone, or one that does not
         match its digest, is not read)."""
-        try:
-            data = read_user_bytes(self._path(key, ".copy"), _DIGEST_BYTES + MAX_COPY_BYTES, own_only=True)
-        except UnsafeFileError:
-            return None
-        payload = data[_DIGEST_BYTES:]
-        return payload if payload and hashlib.sha256(payload).digest() == data[:_DIGEST_BYTES] else None
+        return read_sealed(self._path(key, ".copy"))
 
     def write(self, key: str, payload: bytes) -> None:
         """Keep `payload` as the node's copy of `key`, whole or not at all (a failure only costs a compile)."""
         if len(payload) > MAX_COPY_BYTES:
             return
         try:
-            publish_file(self._path(key, ".copy"), hashlib.sha256(payload).digest() + payload)
+            publish_file(self._path(key, ".copy"), sealed(payload))
         except OSError:
             return
 
     def _path(self, key: str, suffix: str) -> str:
         return str(self._folder / (hashlib.sha256(key.encode()).hexdigest()[:32] + suffix))
+
+
+def sealed(payload: bytes) -> bytes:
+    """`payload` with its SHA-256 before it, as a copy is kept on disk (the node's, the compile folder's)."""
+    return hashlib.sha256(payload).digest() + payload
+
+
+def read_sealed(path: str) -> bytes | None:
+    """The payload kept at `path` by `sealed`, or None: missing, a link, not this user's alone, over MAX_COPY_BYTES,
+    or not matching its digest (cut short, changed on disk); never blocks."""
+    try:
+        data = read_user_bytes(path, _DIGEST_BYTES + MAX_COPY_BYTES, own_only=True)
+    except UnsafeFileError:
+        return None
+    payload = data[_DIGEST_BYTES:]
+    return payload if payload and hashlib.sha256(payload).digest() == data[:_DIGEST_BYTES] else None
