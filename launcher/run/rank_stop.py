@@ -24,6 +24,7 @@ from pathlib import Path
 
 from launcher.contract.names import PARENT_DEATH_SIGNAL
 from launcher.run.job_signals import StopState
+from launcher.run.stacks.rank_answers import signal_state
 from launcher.run.terminal_lines import terminal
 from launcher.signal_rules import signal_name
 
@@ -61,17 +62,11 @@ def signal_for(pid: int, signum: int) -> int:
     if signum != signal.SIGINT:
         return signum
     try:
-        starting = _BOOTSTRAP in Path(f"/proc/{pid}/cmdline").read_bytes() and not _catches(pid, PARENT_DEATH_SIGNAL)
+        bootstrap = _BOOTSTRAP in Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return signum
-    return signal.SIGTERM if starting else signum
-
-
-def _catches(pid: int, signum: int) -> bool:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("SigCgt:"):
-            return bool(int(line.split()[1], 16) & (1 << (signum - 1)))
-    return False
+    state = signal_state(pid, PARENT_DEATH_SIGNAL) if bootstrap else None
+    return signal.SIGTERM if state is not None and not state.caught else signum
 
 
 def _running(ranks: Mapping[int, subprocess.Popen]) -> dict[int, subprocess.Popen]:

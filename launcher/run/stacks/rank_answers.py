@@ -27,7 +27,7 @@ from launcher.run.stacks.dump_file import (dump_file_problem, dump_size, read_co
                                            read_header)
 from launcher.signal_rules import signal_name
 
-__all__ = ["RankAnswer", "ask_ranks", "read_compile_state", "ANSWER_SECONDS", "BUSY_SECONDS"]
+__all__ = ["RankAnswer", "ask_ranks", "read_compile_state", "signal_state", "ANSWER_SECONDS", "BUSY_SECONDS"]
 
 ANSWER_SECONDS = 2.0
 BUSY_SECONDS = 30.0
@@ -190,11 +190,12 @@ class SignalState:
 _BIT = 1 << (STACKS_SIGNAL - 1)
 
 
-def signal_state(pid: int) -> SignalState | None:
-    """Process `pid` and the stacks signal as /proc has them now; None when the process is gone."""
+def signal_state(pid: int, signum: int = STACKS_SIGNAL) -> SignalState | None:
+    """Process `pid` and signal `signum` (the stacks signal) as /proc has them now; None when the process is gone."""
+    bit = 1 << (signum - 1)
     try:
         fields = _fields(Path(f"/proc/{pid}/status"))
-        masks = {key: int(fields[key], 16) & _BIT for key in ("ShdPnd", "SigIgn", "SigCgt")}
+        masks = {key: int(fields[key], 16) & bit for key in ("ShdPnd", "SigIgn", "SigCgt")}
         return SignalState(fields["State"][:1], bool(masks["SigIgn"]), bool(masks["SigCgt"]), bool(masks["ShdPnd"]))
     except (OSError, KeyError, ValueError):
         return None
