@@ -76,9 +76,9 @@ def user_key(path: str) -> tuple[str | None, str]:
 
 def _read_key(path: str) -> str:
     data = read_user_bytes(path, 4096, own_only=True)
-    if stat.S_IMODE(os.lstat(path).st_mode) & 0o077:
-        raise UnsafeFileError(f"can be read by group or others (mode {stat.S_IMODE(os.lstat(path).st_mode):04o}; "
-                              "make it 0600)")
+    mode = stat.S_IMODE(os.lstat(path).st_mode)
+    if mode & 0o077:
+        raise UnsafeFileError(f"can be read by group or others (mode {mode:04o}; make it 0600)")
     text = data.decode("ascii", "replace").strip()
     if len(text) < 2 * _KEY_BYTES or not text.isalnum():
         raise UnsafeFileError("is not a key of accel-launch's")
