@@ -11,15 +11,17 @@ from launcher.contract.hosts import this_host
 from launcher.errors import LaunchError
 from launcher.escaped import one_line
 
-__all__ = ["stacks_command", "STACKS", "STACKS_PROG"]
+__all__ = ["stacks_command", "STACKS", "STACKS_PROG", "PID"]
 
 STACKS = "stacks"  # the subcommand: `accel-launch stacks`
 STACKS_PROG = "accel-launch stacks"
 PID_MAX = 1 << 22  # Linux's largest pid (/proc/sys/kernel/pid_max can be at most this, PID_MAX_LIMIT)
+# A launcher's PID, as `stacks` and `status` take it: a number no process can have is one line, exit 2.
+PID = click.IntRange(min=1, max=PID_MAX)
 
 
 @click.command(cls=OneLineCommand, context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("pid", type=click.IntRange(min=1, max=PID_MAX), required=False)
+@click.argument("pid", type=PID, required=False)
 def stacks_command(pid: int | None) -> None:
     """Print every rank's Python stack, grouped, the odd ones out first; the job goes on.
 

@@ -12,6 +12,7 @@ import time
 import click
 
 from launcher.cli.error_exit import OneLineCommand, fail_with
+from launcher.cli.stacks import PID
 from launcher.contract.hosts import this_host
 from launcher.errors import LaunchError
 from launcher.escaped import one_line
@@ -25,7 +26,7 @@ _WATCH_SECONDS = 1.0
 
 
 @click.command(cls=OneLineCommand, context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("pid", type=click.IntRange(min=1), required=False)
+@click.argument("pid", type=PID, required=False)
 @click.option("--watch", is_flag=True, help="Redraw the table every second until the job ends.")
 def status_command(pid: int | None, watch: bool) -> None:
     """Print one row per rank of a running job: phase, steps, seconds a step, CPU, memory; the odd ones first.

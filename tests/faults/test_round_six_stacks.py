@@ -143,14 +143,16 @@ def test_a_rank_that_closed_its_dump_descriptor_is_not_asked_and_no_dump_lands_i
     Path(re.search(r"full dumps in (\S+)\)", finished.stderr).group(1)).unlink()
 
 
-# Class 6: `accel-launch stacks PID` takes any number.
+# Class 6: `accel-launch stacks PID` (and `status PID`) takes any number.
 
+@pytest.mark.parametrize("command", ["stacks", "status"])
 @pytest.mark.parametrize("pid", [str(1 << 31), str(1 << 63), "9" * 40])
-def test_a_pid_too_large_for_any_process_is_one_line_with_exit_2(cli, pid):
-    result = cli(["stacks", pid])
+def test_a_pid_too_large_for_any_process_is_one_line_with_exit_2(cli, pid, command):
+    result = cli([command, pid])
 
     assert result.status == 2 and len(result.stderr.splitlines()) == 1, result.stderr
-    assert result.stderr.startswith(f"accel-launch stacks: error: Invalid value for '[PID]': {pid} is not in the range")
+    assert result.stderr.startswith(f"accel-launch {command}: error: Invalid value for '[PID]': {pid} is not in the "
+                                    "range")
 
 
 # Class 8: a stopped rank is said to be stopped.
