@@ -28,7 +28,7 @@ NOOP = HERE / "scripts" / "noop.py"
 
 def agreement(sizes: list[int]) -> list[list[str]]:
     """The backend agreement with N threads as nodes, one store client each: agreeing, then one differing."""
-    from tests.run.rendezvous.simulated_nodes import SimulatedNodes, claims_with_one_differing
+    from tests.run.engine.rendezvous.simulated_nodes import SimulatedNodes, claims_with_one_differing
 
     rows = []
     for nodes in sizes:
@@ -53,7 +53,7 @@ def torch_rendezvous(sizes: list[int], timeout: float) -> list[list[str]]:
     from torch.distributed.elastic.rendezvous.c10d_rendezvous_backend import create_backend
     from torch.distributed.elastic.rendezvous.dynamic_rendezvous import create_handler
 
-    from tests.run.rendezvous.simulated_nodes import all_at_once
+    from tests.run.engine.rendezvous.simulated_nodes import all_at_once
 
     rows = []
     for nodes in sizes:

@@ -98,7 +98,7 @@ OPEN_FILES_PER_RANK = 4
 # What a launch cannot do without: its own small files (Python's probe of the temp folder, 4 bytes; the private
 # folder's owner record, about 20; the pid file) and the ranks' records (a compile state, a refusal: a few hundred).
 # 1 KiB, the smallest limit `ulimit -f` sets above 0, holds each; below it the private folder could not be marked. A
-# log is a copy: one that reaches the limit is left incomplete, with one line (launcher/run/output_copy.py), and the
+# log is a copy: one that reaches the limit is left incomplete, with one line (launcher/run/group/output_copy.py), and the
 # job runs, as under torchrun (docs/RELIABILITY.md, round six).
 MIN_FILE_SIZE = 1 << 10
 # The engine path imports torch into the launcher: at 400 MiB of address space it aborted (std::bad_alloc), at

@@ -5,7 +5,7 @@ The table is in docs/RELIABILITY.md ("Every signal has one outcome"):
 - stop (every signal whose default is to end the process, but for the crash signals below): the job
   stops with one line and exit 128+N. How depends on the moment: before any rank can exist, the launcher undoes
   what it made and exits at once (`stop_now`); from the ranks' start, the job's stop decides, one object that its
-  driver makes and hands on (launcher/run/job_signals.py): the first stop signal is raised where the driver is,
+  driver makes and hands on (launcher/run/scope/job_signals.py): the first stop signal is raised where the driver is,
   which stops every rank within --grace-period; one that comes while the ranks are being stopped, or after,
   cuts the grace period short (SIGKILL to what is left) and changes nothing else.
 - forward (SIGUSR1, SIGUSR2): sent on to every running rank's own process; the job goes on.
@@ -33,7 +33,7 @@ from launcher.contract.names import SIGNAL_STATUS_BASE
 
 __all__ = ["STOP", "FORWARDED", "IGNORED", "DEFAULT", "install_signal_rules", "stop_action", "forward_action",
            "set_stop_action", "stop_now", "add_cleanup", "clean_up", "signals_deferred", "start_thread",
-           "signal_name", "stop_outcome"]
+           "signal_name", "stop_outcome", "exit_status"]
 
 S = signal.Signals
 FORWARDED = frozenset({S.SIGUSR1, S.SIGUSR2})
@@ -204,6 +204,11 @@ def signal_name(signum: int) -> str:
 def stop_outcome(signum: int, what: str) -> tuple[int, str]:
     """A launcher stopped by signal N: status 128+N, and `stopped by SIGTERM; <what>`."""
     return SIGNAL_STATUS_BASE + signum, f"stopped by {signal_name(signum)}; {what}"
+
+
+def exit_status(exitcode: int) -> int:
+    """A process's status as a shell shows it: 128+N for a signal N (Python gives it as -N)."""
+    return SIGNAL_STATUS_BASE - exitcode if exitcode < 0 else exitcode
 
 
 def _write_line(line: str) -> None:

@@ -41,9 +41,9 @@ def _allowed(source: str, target: str) -> bool:
     return source_folder is not None and LEVEL[target_folder] > LEVEL[source_folder]
 
 
-def _imports(path: Path) -> list[tuple[int, str]]:
-    """(line, module) for every launcher module that `path` imports, at any depth of its code."""
-    package = list(path.relative_to(ROOT.parent).parent.parts)
+def _imports(path: Path, prefix: str = "launcher.") -> list[tuple[int, str]]:
+    """(line, module) for every module under `prefix` that `path` imports, at any depth of its code."""
+    package = list(path.relative_to(ROOT.parent).parent.parts) if path.is_relative_to(ROOT.parent) else []
     found = []
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.ImportFrom):
@@ -54,7 +54,7 @@ def _imports(path: Path) -> list[tuple[int, str]]:
             targets = [alias.name for alias in node.names]
         else:
             continue
-        found += [(node.lineno, target) for target in targets if target.startswith("launcher.")]
+        found += [(node.lineno, target) for target in targets if (target + ".").startswith(prefix)]
     return found
 
 
@@ -73,8 +73,39 @@ def test_every_folder_imports_only_folders_below_it_in_the_flow() -> None:
     assert _violations() == []
 
 
+def _modules(folders: tuple[str, ...] = ()) -> list[tuple[str, Path]]:
+    """(dotted name without `launcher.`, path) of every module of launcher/ outside `folders`."""
+    found = [(".".join(path.relative_to(ROOT).with_suffix("").parts), path) for path in sorted(ROOT.rglob("*.py"))]
+    return [(name, path) for name, path in found if not any(_within(name, folder) for folder in folders)]
+
+
+def _within(module: str, folder: str) -> bool:
+    return module == folder or module.startswith(folder + ".")
+
+
+def test_on_the_launcher_side_only_the_engine_imports_torch() -> None:
+    """The run side is torch-free but for run/engine/ (torch elastic's agent); launcher/rank/ runs in the ranks."""
+    found = [f"launcher/{path.relative_to(ROOT)}:{line} imports {target}"
+             for name, path in _modules(("run.engine", "rank")) for line, target in _imports(path, "torch.")]
+    assert found == []
+
+
+def test_the_torch_rule_sees_a_bare_import_and_one_inside_a_function(tmp_path: Path) -> None:
+    module = tmp_path / "late.py"
+    module.write_text("import torchvision\nimport torch\n\ndef later():\n    from torch.distributed import run\n")
+    assert _imports(module, "torch.") == [(2, "torch"), (5, "torch.distributed")]
+
+
+def test_only_the_command_line_drives_the_run_side() -> None:
+    """The run side is reached from the drivers of cli/ alone (a job, `stacks`, `status`)."""
+    found = [f"launcher/{path.relative_to(ROOT)}:{line} imports {target}"
+             for name, path in _modules(("run", "cli")) for line, target in _imports(path)
+             if _within(target.removeprefix("launcher."), "run")]
+    assert found == []
+
+
 @pytest.mark.parametrize("source, target, allowed", [
-    ("run.spawn", "job.build_job", False),
+    ("run.engine.engine_run", "job.build_job", False),
     ("head.commands", "node.identity", False),
     ("node.identity", "head.selection", False),
     ("node.node_plan", "job.build_job", False),
@@ -82,7 +113,7 @@ def test_every_folder_imports_only_folders_below_it_in_the_flow() -> None:
     ("contract.job_config", "job.build_job", False),
     ("node.__main__", "cli.start", True),
     ("job.build_job", "node.node_plan", True),
-    ("run.spawn", "node.node_plan", False),
+    ("run.engine.engine_run", "node.node_plan", False),
     ("run.direct_run", "contract.job_config", True),
     ("rank.bootstrap", "contract.names", True),
 ])

@@ -1,4 +1,4 @@
-"""The `accel-launch` command: a thin click layer over `launcher.job.build_job` and `launcher.run.spawn`.
+"""The `accel-launch` command: a thin click layer over `launcher.job.build_job` and the run side's drivers.
 
 All user-facing text of a launch is written here, and every domain error becomes exit status 2 here.
 
@@ -173,7 +173,7 @@ def _run(job: PreparedJob, stop_on_stdin_eof: bool, pid_file: Path | None = None
         remove_pid_file(pid_file)
         fail("accel-launch", limit, VALIDATION_STATUS)
     if engine and config.settings.engine.logs_specs != DEFAULT_LOGS_SPECS:
-        from launcher.run.spawn import logs_specs_class
+        from launcher.run.engine.engine_run import logs_specs_class
 
         try:
             logs_specs_class(config.settings.engine.logs_specs)  # the plugin is the user's code: before the banner
@@ -188,10 +188,13 @@ def _run(job: PreparedJob, stop_on_stdin_eof: bool, pid_file: Path | None = None
             f"compile backend {one_line(config.backend.describe())}",  # one line, as --dry-run shows it
             err=True,
         )
-    from launcher.run.spawn import run_job, silence_engine_logs
+    if engine:  # torch elastic's agent starts the ranks; else the launcher does, without torch in this process
+        from launcher.run.engine.engine_run import run_engine as run_job, silence_engine_logs
 
-    if not config.settings.verbose and engine:
-        silence_engine_logs()
+        if not config.settings.verbose:
+            silence_engine_logs()
+    else:
+        from launcher.run.direct_run import run_direct as run_job
     if stop_on_stdin_eof:
         _stop_when_stdin_closes()
     from launcher.run.failure.rank_failure import hand_on_root_cause

@@ -2,8 +2,8 @@
 
 Parsed and checked here, without importing torch, so that a bad value is a usage error before any rank
 starts (on the head and again on every node, which rebuilds them from the job it gets); the engine path
-hands them to torch's WorkerSpec, rendezvous parameters and DefaultLogsSpecs (launcher/run/agent_launch.py,
-spawn.py).
+hands them to torch's WorkerSpec, rendezvous parameters and DefaultLogsSpecs (launcher/run/engine/agent_launch.py,
+engine/engine_run.py).
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ __all__ = ["Program", "RunSettings", "Rendezvous", "JobConfig", "NodePlan", "Ran
 PROGRAM_MODES = ("script", "module", "exec")
 # How each mode is written after the launcher's own options.
 PROGRAM_PREFIX = {"script": (), "module": ("-m",), "exec": ("--no-python",)}
-# Rendezvous handlers of ours (launcher/run/rendezvous/): torch's own with the nodes' backend agreement
+# Rendezvous handlers of ours (launcher/run/engine/rendezvous/): torch's own with the nodes' backend agreement
 # (`accel-c10d`, `accel-static`), and a lone node's own store (`one-node`). AGREEING: torch's handlers that ours
 # wrap; any other (etcd, a torchrun.handlers plugin) is used as torchrun uses it.
 AGREEMENT_PREFIX = "accel-"

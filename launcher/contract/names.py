@@ -52,7 +52,7 @@ CPU_BINDING_VAR = "ACCEL_CPU_BINDING"
 # likely to use, so that SIGTERM keeps its default action in the rank, as under torchrun (a rank blocked in C++,
 # a store's connect or a hung collective, then ends at once, where a Python handler would wait for it), and a
 # handler of the user's for SIGTERM cannot stand in for the one that takes the rank's processes along. The
-# launcher reads a rank's handler for it as "the bootstrap's handlers are in place" (launcher/run/rank_stop.py).
+# launcher reads a rank's handler for it as "the bootstrap's handlers are in place" (launcher/run/group/rank_stop.py).
 PARENT_DEATH_SIGNAL = signal.SIGRTMAX - 2
 # The signal that asks a rank for its Python stacks (`accel-launch stacks`, --timeout, a failure while other ranks
 # run; docs/CONTRACT.md section 8): faulthandler's C handler answers it, however the rank is blocked, into

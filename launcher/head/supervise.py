@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from launcher.contract.names import SUCCESS_STATUS
 from launcher.errors import FlagConflictError, OpenFilesError
 from launcher.head.runners import RUNNERS, LaunchCommand
-from launcher.run.failure.rank_failure import exit_status
+from launcher.signal_rules import exit_status
 from launcher.signal_rules import stop_action, stop_outcome
 
 __all__ = ["supervise", "make_room_for", "check_runner_found"]

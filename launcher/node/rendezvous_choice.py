@@ -3,7 +3,7 @@ from the job's layout: the run id, the master address, and whether torchrun woul
 
 A fixed single node that names no port, no endpoint and no restarts gets our `one-node` handler (its own
 store on a free port, nobody to wait for: `one_node.py`). With more than one node the backend is one of
-our handlers (`accel-c10d`, `accel-static`, in launcher/run/rendezvous/backend_agreement.py): the engine's own,
+our handlers (`accel-c10d`, `accel-static`, in launcher/run/engine/rendezvous/backend_agreement.py): the engine's own,
 plus a check that every node resolved one compile backend (another handler of torch's registry is used as it is).
 Each is called once, where the job is placed on a node (launcher/node/node_plan.py); the rest read the node's plan.
 """

@@ -11,7 +11,7 @@ Two ways to notice, one action, taken once:
   the handler would wait until the call returned. It asks the kernel, not a file descriptor, which the
   program may close (`os.closerange`) or reuse.
 
-What ignores SIGTERM, or never ends by it, is the launcher's keeper's (launcher/run/job_keeper.py): it SIGKILLs what
+What ignores SIGTERM, or never ends by it, is the launcher's keeper's (launcher/run/scope/job_keeper.py): it SIGKILLs what
 is left of the job when the grace window after the launcher's death ends.
 
 Nothing of this acts in a process the rank forks: the child has no thread and no parent-death signal (Linux

@@ -1,6 +1,6 @@
 """The rank's side of torch's private surface, in one table: every private torch name a rank reaches into (the
 compile cache's hooks, the compile state the stacks and the watch read, the quiet store calls), with the feature it
-serves (docs/CONTRACT.md sections 7 and 8). The launcher's side is the engine agent's (launcher/run/rank_agent.py).
+serves (docs/CONTRACT.md sections 7 and 8). The launcher's side is the engine agent's (launcher/run/engine/rank_agent.py).
 
 Each hook looks its names up here, in the module whose import called it (nothing is imported here). A torch that
 lacks one turns that one feature off in the rank, said once in the job (by rank 0), and the user's imports and job

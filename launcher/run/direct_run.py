@@ -2,10 +2,10 @@
 
 The launcher binds and listens on the rendezvous socket before any rank starts (`listen_for_ranks`), starts rank 0
 with that socket (it hosts the store: launcher/rank/store_host.py), then the other ranks, all at once, in one rank group
-(launcher/run/rank_group.py, the engine path's own), and drives it: the first rank to fail stops the others
+(launcher/run/group/rank_group.py, the engine path's own), and drives it: the first rank to fail stops the others
 within --grace-period and is reported; a stop signal, --timeout and SIGUSR1/SIGUSR2 act as on the engine path
 (docs/RELIABILITY.md). The job's start and end (the subreaper, the log folder, the sweep) are the engine
-path's too (launcher/run/job_scope.py).
+path's too (launcher/run/scope/job_scope.py).
 
 Rank 0 hosts torch's TCPStore on the socket; the other ranks connect as torch's env:// does. The launcher listens
 before any rank exists, so a rank's connect waits in the backlog until rank 0 accepts it, and two launches on one
@@ -20,12 +20,12 @@ import socket
 from launcher.contract.job_config import NodePlan, rank_command
 from launcher.contract.names import AGREEMENT_VAR, STORE_FD_VAR, SUCCESS_STATUS
 from launcher.errors import PortBusyError
-from launcher.run.job_outcome import Deadline, JobOutcome, JobTimeout
-from launcher.run.job_scope import job_scope
-from launcher.run.job_signals import RanksStopped, StopState
-from launcher.run.rank_group import RankGroup
-from launcher.run.rank_logs import RankLogs, default_layout
-from launcher.run.rank_start import worker_env
+from launcher.run.scope.job_outcome import Deadline, JobOutcome, JobTimeout
+from launcher.run.scope.job_scope import job_scope
+from launcher.run.scope.job_signals import RanksStopped, StopState
+from launcher.run.group.rank_group import RankGroup
+from launcher.run.group.rank_logs import RankLogs, default_layout
+from launcher.run.group.rank_start import worker_env
 from launcher.run.stacks.job_stacks import JobStacks
 from launcher.signal_rules import stop_outcome
 
@@ -35,7 +35,7 @@ _BACKLOG = 4096  # every rank's connect fits while rank 0 starts (the kernel cap
 
 
 def run_direct(plan: NodePlan) -> JobOutcome:
-    """Run the node's ranks to the end; never leaves a process of the job behind (launcher/run/job_scope.py)."""
+    """Run the node's ranks to the end; never leaves a process of the job behind (launcher/run/scope/job_scope.py)."""
     settings = plan.job.settings
     stopping = StopState(settings.engine.signals_to_handle)
     with job_scope(settings, stopping) as folders:

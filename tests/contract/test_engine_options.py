@@ -17,11 +17,11 @@ from launcher.contract.rdzv_conf import parse_rdzv_conf
 from launcher.contract.resolved_backend import ResolvedBackend
 from launcher.contract.user_values import MAX_SECONDS
 from launcher.head.selection import HostFlags
-from launcher.run.job_scope import JobFolders
-from launcher.run.job_signals import StopState
+from launcher.run.scope.job_scope import JobFolders
+from launcher.run.scope.job_signals import StopState
 from launcher.contract.names import SIGNALS_VAR
 from launcher.node.node_plan import plan_node
-from launcher.run.spawn import _logs_specs
+from launcher.run.engine.engine_run import _logs_specs
 
 BACKEND = ResolvedBackend("eager", "--compile-backend", "eager")
 ARGV = ["python", "train.py"]
@@ -38,8 +38,8 @@ def placed(job: JobConfig) -> NodePlan:
 
 
 def test_every_engine_option_reaches_the_agent(tmp_path: Path) -> None:
-    from launcher.run.agent_launch import rendezvous_parameters, worker_spec
-    from launcher.run.rank_agent import RankGroupAgent
+    from launcher.run.engine.agent_launch import rendezvous_parameters, worker_spec
+    from launcher.run.engine.rank_agent import RankGroupAgent
 
     engine = EngineOptions(role="trainer", rdzv_conf=parse_rdzv_conf("join_timeout=77, read_timeout=9"),
                            local_addr="10.0.0.7", monitor_interval=0.5, local_ranks_filter=(1,),
@@ -64,7 +64,7 @@ def test_every_engine_option_reaches_the_agent(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("engine", [EngineOptions(standalone=True), EngineOptions()], ids=["standalone", "one-node"])
 def test_standalone_gets_a_fresh_run_id_and_leaves_the_address_to_the_engine(engine: EngineOptions) -> None:
-    from launcher.run.agent_launch import rendezvous_parameters
+    from launcher.run.engine.agent_launch import rendezvous_parameters
 
     first = rendezvous_parameters(placed(job(engine)))
     second = rendezvous_parameters(placed(job(engine)))
@@ -72,7 +72,7 @@ def test_standalone_gets_a_fresh_run_id_and_leaves_the_address_to_the_engine(eng
 
 
 def test_a_static_master_port_gives_the_ranks_the_master_address() -> None:
-    from launcher.run.agent_launch import rendezvous_parameters, worker_spec
+    from launcher.run.engine.agent_launch import rendezvous_parameters, worker_spec
 
     plan = placed(job(EngineOptions(), master_port=29999, master_addr="127.0.0.2"))
     params = rendezvous_parameters(plan)

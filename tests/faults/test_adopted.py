@@ -1,4 +1,4 @@
-"""The launcher is its ranks' subreaper and reaps what it adopts while the job runs (launcher/run/reaper.py)."""
+"""The launcher is its ranks' subreaper and reaps what it adopts while the job runs (launcher/run/scope/reaper.py)."""
 
 from __future__ import annotations
 

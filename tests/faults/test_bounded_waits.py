@@ -6,7 +6,6 @@ meets the agreement as env:// does."""
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import pytest

@@ -1,5 +1,5 @@
 """A launcher's death (SIGKILL: the OOM killer, a scheduler) ends everything its ranks started within the grace
-window, whatever they do with SIGTERM (launcher/run/job_keeper.py), on both paths; torchrun beside ours."""
+window, whatever they do with SIGTERM (launcher/run/scope/job_keeper.py), on both paths; torchrun beside ours."""
 
 from __future__ import annotations
 

@@ -26,10 +26,10 @@ BOTH_CLOSED = (sys.executable, "-c", f"import os, sys; os.close(1); os.close(2);
 STDOUT_BROKEN = (sys.executable, "-c",
                  f"import os, sys; r, w = os.pipe(); os.dup2(w, 1); os.close(r); os.close(w); {LAUNCHER}")
 STDOUT_FULL = (sys.executable, "-c", f"import os, sys; os.dup2(os.open('/dev/full', os.O_WRONLY), 1); {LAUNCHER}")
-# A seam of one launch path is planted on both: the engine's (spawn) and the direct one's (direct).
-PATHS = "import launcher.run.spawn as spawn, launcher.run.direct_run as direct\n"
-# The end-of-job sweep is one for both paths (launcher/run/job_scope.py).
-SCOPE = "import launcher.run.job_scope as scope\n"
+# A seam of one launch path is planted on both: the engine's (engine) and the direct one's (direct).
+PATHS = "import launcher.run.engine.engine_run as engine, launcher.run.direct_run as direct\n"
+# The end-of-job sweep is one for both paths (launcher/run/scope/job_scope.py).
+SCOPE = "import launcher.run.scope.job_scope as scope\n"
 # A bug of ours, planted: the end-of-job sweep raises, before the private folder is removed.
 PLANTED_BUG = (sys.executable, "-c", "import sys\n" + SCOPE +
                "def broken(grace_seconds, stopping): raise RuntimeError('a planted bug')\n"
@@ -57,8 +57,8 @@ PAUSE_IN_IMPORTS = (sys.executable, "-c", PAUSE + "class Pause:\n"
                     "            pause()\n"
                     "sys.meta_path.insert(0, Pause())\n" + MAIN)
 # After the private folder is made and before any rank starts (torch elastic's handlers not installed yet).
-PAUSE_BEFORE_THE_RANKS = (sys.executable, "-c", PAUSE + PATHS + "original = spawn.rank_command\n"
-                          "spawn.rank_command = direct.rank_command = lambda config: (pause(), original(config))[1]\n"
+PAUSE_BEFORE_THE_RANKS = (sys.executable, "-c", PAUSE + PATHS + "original = engine.rank_command\n"
+                          "engine.rank_command = direct.rank_command = lambda config: (pause(), original(config))[1]\n"
                           + MAIN)
 # After the job ended, before the end-of-job sweep.
 PAUSE_AFTER_THE_JOB = (sys.executable, "-c", PAUSE + SCOPE + "original = scope.sweep_descendants\n"

@@ -59,5 +59,5 @@ def test_a_rank_the_oom_killer_took_is_said_to_be_out_of_memory(start_job, limit
 
     assert finished.returncode == 137, finished.stderr
     assert ("rank 1 on " in finished.stderr and "failed first, with signal SIGKILL (9): out of memory, the kernel's "
-            f"OOM killer ended it (memory cgroup /") in finished.stderr
+            "OOM killer ended it (memory cgroup /") in finished.stderr
     assert f"{limited_cgroup.name}, limit {LIMIT_MIB} MiB); the other ranks were stopped" in finished.stderr

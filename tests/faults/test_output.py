@@ -1,5 +1,5 @@
 """A rank's output costs the launcher bounded memory, is shown live, and a log that cannot be written never
-stops the copy (launcher/run/terminal_lines.py, output_copy.py; docs/RELIABILITY.md)."""
+stops the copy (launcher/run/group/terminal_lines.py, output_copy.py; docs/RELIABILITY.md)."""
 
 from __future__ import annotations
 

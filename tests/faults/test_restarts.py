@@ -46,7 +46,7 @@ def test_restarts_that_run_out_end_with_the_last_failure(run_job, figures):
 @pytest.mark.timeout(120)
 def test_what_an_attempt_left_running_is_swept_before_the_next_attempt_starts(run_job):
     # The first attempt's rank leaves a `sleep 300` in a session of its own, then fails: the group's end
-    # (launcher/run/rank_group.py: `end`) sweeps it before torch's agent restarts the ranks.
+    # (launcher/run/group/rank_group.py: `end`) sweeps it before torch's agent restarts the ranks.
     finished, job = run_job(["--max-restarts", "1", "--grace-period", "2", script("restart_leftover.py")])
 
     assert finished.returncode == 0, finished.stderr

@@ -8,7 +8,6 @@ import signal
 import threading
 import time
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from torch.distributed import TCPStore

@@ -1,6 +1,6 @@
 """Nothing outlives a SIGKILLed launcher, whatever a rank's children do (docs/RELIABILITY.md, round six): children
 that drop the launcher's mark and leave the rank's session or group are known to the keeper's census, and a keeper
-that dies is replaced (launcher/run/job_keeper.py), on both paths."""
+that dies is replaced (launcher/run/scope/job_keeper.py), on both paths."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import time
 import psutil
 import pytest
 
-from launcher.run.job_keeper import MOST_STARTS
+from launcher.run.scope.job_keeper import MOST_STARTS
 
 from .jobs import Job, describe, job_processes, script, wait_gone
 from .test_launcher_death import GRACE, SLACK
@@ -40,7 +40,7 @@ def start_escapers(start_job) -> Job:
 
 def keeper_pids(job: Job) -> list[int]:
     """The job's keeper processes (the keeper carries the test's marker, not the launcher's)."""
-    return [process.pid for process in job_processes(job.marker) if "launcher.run.job_keeper" in _command(process)]
+    return [process.pid for process in job_processes(job.marker) if "launcher.run.scope.job_keeper" in _command(process)]
 
 
 def _command(process: psutil.Process) -> str:

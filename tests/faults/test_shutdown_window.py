@@ -1,6 +1,6 @@
 """The shutdown window is torchrun's (30 s, or TORCH_ELASTIC_SHUTDOWN_TIMEOUT), the same on both paths, a kill
 is said in one line, and a SIGINT while ranks are stopped keeps the failing rank's status
-(launcher/run/rank_stop.py; docs/RELIABILITY.md, "The shutdown window")."""
+(launcher/run/group/rank_stop.py; docs/RELIABILITY.md, "The shutdown window")."""
 
 from __future__ import annotations
 

@@ -60,7 +60,7 @@ def test_a_key_c10d_does_not_read_is_one_note_with_did_you_mean_and_the_launch_g
 
 
 def test_every_key_reaches_the_handler_as_torchrun_hands_it() -> None:
-    from launcher.run.agent_launch import rendezvous_parameters
+    from launcher.run.engine.agent_launch import rendezvous_parameters
 
     engine = EngineOptions(rdzv_conf=parse_rdzv_conf("my_key=7,join_timeout=30"))
     params = rendezvous_parameters(plan_node(job(engine, rdzv_backend="c10d", max_restarts=1), "cpu", 0, {}))

@@ -33,7 +33,7 @@ def _plan(job: JobConfig, environ: dict[str, str]):
 def test_only_the_run_and_the_keeper_read_the_launchers_environment() -> None:
     """The run makes the plan from it (and exports it for torch's agent); the keeper starts with it."""
     readers = {str(path.relative_to(RUN)) for path in RUN.rglob("*.py") if "os.environ" in path.read_text()}
-    assert readers == {"spawn.py", "job_keeper.py"}
+    assert readers == {"engine/engine_run.py", "scope/job_keeper.py"}
 
 
 def test_the_plan_is_frozen_and_its_environment_read_only() -> None:

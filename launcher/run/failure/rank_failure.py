@@ -27,11 +27,11 @@ from typing import Any
 
 from launcher.contract.hosts import this_host
 from launcher.contract.names import (ERROR_FILE_VAR, FAILURE_STATUS, REFUSAL_PHRASE, RENDEZVOUS_FAILURE_PHRASE,
-                                     SIGNAL_STATUS_BASE, START_REFUSAL_PHRASE, VALIDATION_STATUS)
+                                     START_REFUSAL_PHRASE, VALIDATION_STATUS)
 from launcher.run.failure.root_cause import RootCause, clip, read_error_file
 from launcher.shared_files import UnsafeFileError, read_user_start
 
-__all__ = ["RankFailure", "ended_how", "exit_status", "tail_lines", "others_text",
+__all__ = ["RankFailure", "ended_how", "tail_lines", "others_text",
            "failure_from_engine", "first_failure", "lost_a_peer", "lost_peer_note", "hand_on_root_cause",
            "parent_error_record", "write_parent_error_file"]
 
@@ -101,11 +101,6 @@ def ended_how(exitcode: int) -> str:
             name = f"signal {-exitcode}"
         return f"signal {name} ({-exitcode})"
     return f"exit code {exitcode}"
-
-
-def exit_status(exitcode: int) -> int:
-    """A process's status as a shell shows it: 128+N for a signal N (Python gives it as -N)."""
-    return SIGNAL_STATUS_BASE - exitcode if exitcode < 0 else exitcode
 
 
 def tail_lines(path: Path, count: int = _TAIL_LINES) -> tuple[str, ...]:

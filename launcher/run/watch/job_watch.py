@@ -1,5 +1,5 @@
 """The launcher's watch over a node's ranks while they run (docs/CONTRACT.md section 9), the same on both paths: one
-thread per rank group (launcher/run/rank_group.py) that reads each running rank's progress file every LOOK_SECONDS
+thread per rank group (launcher/run/group/rank_group.py) that reads each running rank's progress file every LOOK_SECONDS
 (a few hundred bytes each, no signal, nothing asked of the rank), names a slow rank once (stragglers.py, with the
 frame where it spends the time: a few stack dumps of it and a peer; again when the rank or its frame changes), a
 rank that compiles alone once the job steps (lone_compiles.py, from the ranks' compile state), and a hang once per
@@ -17,10 +17,10 @@ from pathlib import Path
 
 from launcher.contract.hosts import this_host
 from launcher.escaped import one_line
-from launcher.run.job_outcome import JobTimeout
+from launcher.run.scope.job_outcome import JobTimeout
 from launcher.run.stacks import ask_ranks, stack_lines, summary_lines
 from launcher.run.stacks.rank_answers import read_compile_state
-from launcher.run.terminal_lines import terminal
+from launcher.run.group.terminal_lines import terminal
 from launcher.run.watch.lone_compiles import LoneCompiles
 from launcher.run.watch.progress_file import RankProgress, read_progress
 from launcher.run.watch.rank_frames import busiest_frame, place_of

@@ -3,7 +3,6 @@ compiled and an optimizer step inside a compiled function; with `on`, the rank's
 (as the bootstrap does) and torch must not be imported by it."""
 
 import json
-import os
 import sys
 
 if sys.argv[1] == "on":
