@@ -1,23 +1,32 @@
 """What torch's `launch_agent` does (torch/distributed/launcher/api.py), with our agent: the rendezvous handler,
 the worker spec, `agent.run()`, the events torch records, and the handler's shutdown; torch keeps the rendezvous,
-the restarts and the membership. The ranks are a rank group of ours (launcher/run/engine/rank_agent.py). The worker spec
-and the rendezvous parameters are built from the node's plan, as torchrun's `LaunchConfig` would give them.
+the restarts and the membership. The ranks are a rank group of ours (launcher/run/engine/rank_agent.py), or, in a
+torch without one of the agent's seams our group needs (launcher/run/engine/engine_seams.py), torch's own agent's, as
+torchrun runs it. The worker spec and the rendezvous parameters are built from the node's plan, as torchrun's
+`LaunchConfig` would give them.
 """
 
 from __future__ import annotations
 
+import math
+from typing import TypeGuard
+
 from torch.distributed.elastic import events, metrics
-from torch.distributed.elastic.agent.server.api import WorkerSpec
+from torch.distributed.elastic.agent.server.api import RunResult, WorkerSpec, WorkerState
+from torch.distributed.elastic.agent.server.local_elastic_agent import LocalElasticAgent
+from torch.distributed.elastic.multiprocessing.api import SignalException
 from torch.distributed.elastic.rendezvous import RendezvousHandler, RendezvousParameters
 from torch.distributed.elastic.rendezvous import registry as rdzv_registry
 from torch.distributed.elastic.rendezvous.utils import parse_rendezvous_endpoint
 
 from launcher.contract.job_config import NodePlan
 from launcher.contract.names import FAILURE_STATUS, SUCCESS_STATUS
+from launcher.run.engine.rank_agent import RankGroupAgent
+from launcher.run.failure.rank_failure import failure_from_engine
 from launcher.run.scope.job_outcome import JobOutcome
 from launcher.run.scope.job_scope import JobFolders
 from launcher.run.scope.job_signals import RanksStopped, StopState
-from launcher.run.engine.rank_agent import RankGroupAgent
+from launcher.signal_rules import exit_status
 
 __all__ = ["run_agent", "rendezvous_parameters", "worker_spec"]
 
@@ -33,17 +42,20 @@ def run_agent(plan: NodePlan, argv: list[str], logs_specs: object, folders: JobF
     private folder. Each rank runs `argv`; `logs_specs` is torch's layout of their logs."""
     engine = plan.job.settings.engine
     params = rendezvous_parameters(plan)
-    agents: list[RankGroupAgent] = []
-    with stopping.ranks_running(lambda signum: agents[0].send(signum) if agents else 0):
+    agents: list[LocalElasticAgent] = []
+    with stopping.ranks_running(lambda signum: agents[0].send(signum) if agents and _ours(agents[0]) else 0):
         spec = worker_spec(plan, argv, params, rdzv_registry.get_rendezvous_handler(params))
         agent = RankGroupAgent(spec=spec, logs_specs=logs_specs, plan=plan, stopping=stopping, folders=folders)
+        if not agent.fits_this_torch():
+            agent = LocalElasticAgent(spec=spec, logs_specs=logs_specs,
+                                      shutdown_timeout=math.ceil(plan.job.settings.grace_period))
         agents.append(agent)
         shut_down_rendezvous = True
         try:
             metrics.initialize_metrics(metrics.MetricsConfig({}))
             result = agent.run()
             events.record(agent.get_event_succeeded(), engine.event_log_handler)
-        except RanksStopped:
+        except (RanksStopped, SignalException):
             shut_down_rendezvous = False  # as torch's on a signal: the rendezvous stays open to the other nodes
             events.record(agent.get_event_failed(), engine.event_log_handler)
             raise
@@ -53,11 +65,30 @@ def run_agent(plan: NodePlan, argv: list[str], logs_specs: object, folders: JobF
         finally:
             if shut_down_rendezvous:
                 spec.rdzv_handler.shutdown()
+    if not _ours(agent):
+        return _torch_outcome(result)
     if agent.wedged is not None:  # torch leaves the result UNHEALTHY, not failed: torchrun would exit 0
         return JobOutcome(FAILURE_STATUS, agent.wedged)
     if result is not None and result.is_failed() and agent.group is not None:  # None: a graceful rendezvous exit
         return agent.group.failure_outcome()
     return JobOutcome(SUCCESS_STATUS)
+
+
+def _ours(agent: LocalElasticAgent) -> TypeGuard[RankGroupAgent]:
+    """Whether `agent` drives our rank group (else torch's own agent runs the ranks)."""
+    return isinstance(agent, RankGroupAgent)
+
+
+def _torch_outcome(result: RunResult | None) -> JobOutcome:
+    """How the job ended under torch's own agent: the earliest failure (torchrun's root cause), from what torch
+    reports of it."""
+    if result is not None and result.state == WorkerState.UNHEALTHY:
+        return JobOutcome(FAILURE_STATUS, "torch elastic's D-state check stopped the ranks, without a restart")
+    if result is None or not result.is_failed():
+        return JobOutcome(SUCCESS_STATUS)
+    rank, failure = min(result.failures.items(), key=lambda item: item[1].timestamp)
+    account = failure_from_engine(rank, failure.exitcode, failure.error_file, ())
+    return JobOutcome(exit_status(failure.exitcode), account.summary(), account)
 
 
 def rendezvous_parameters(plan: NodePlan) -> RendezvousParameters:

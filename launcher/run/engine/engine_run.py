@@ -16,7 +16,8 @@ from pathlib import Path
 from launcher.contract.engine_options import DEFAULT_LOGS_SPECS
 from launcher.contract.job_config import AGREEMENT_PREFIX, ONE_NODE_BACKEND, NodePlan, rank_command
 from launcher.contract.names import FAILURE_STATUS
-from launcher.errors import LogsSpecsError
+from launcher.errors import LaunchError, LogsSpecsError
+from launcher.run.engine import engine_seams
 from launcher.run.scope.job_outcome import JobOutcome, JobTimeout
 from launcher.run.scope.job_scope import job_scope
 from launcher.run.scope.job_signals import RanksStopped, StopState
@@ -33,11 +34,12 @@ def run_engine(plan: NodePlan) -> JobOutcome:
     config = plan.job
     import_engine()
     from torch.distributed import DistError
+    from torch.distributed.elastic.multiprocessing.api import SignalException
     from torch.distributed.elastic.rendezvous.api import RendezvousError
 
     from launcher.run.engine.agent_launch import run_agent
-    from launcher.run.engine.rendezvous.backend_agreement import (ArrivalsTimeoutError, BackendMismatchError, NodeRecordError,
-                                                           NodeTakenError)
+    from launcher.run.engine.rendezvous.backend_agreement import (ArrivalsTimeoutError, BackendMismatchError,
+                                                                  NodeRecordError, NodeTakenError)
 
     gc.freeze()  # torch's import-time objects outlive the job: keep them out of every collection and the exit's
     # torch's agent reads its variables (the restart store's) from its own environment, as a plugin may
@@ -49,6 +51,8 @@ def run_engine(plan: NodePlan) -> JobOutcome:
             return run_agent(plan, rank_command(config), _logs_specs(plan, folders.logs), folders, stopping)
         except RanksStopped as exc:
             return JobOutcome(*stop_outcome(exc.received, "every rank was stopped"))
+        except SignalException as exc:  # torch's own agent (engine_seams.py) took the signal, as under torchrun
+            return JobOutcome(*stop_outcome(exc.sigval, "every rank was stopped"))
         except JobTimeout as exc:
             return exc.outcome()
         except BackendMismatchError as exc:
@@ -90,11 +94,16 @@ def silence_engine_logs() -> None:
 @functools.cache
 def logs_specs_class(name: str) -> type:
     """The class of a --logs-specs plugin, loaded once by torchrun's own loader; LogsSpecsError when its code
-    fails (the launch checks it before anything starts)."""
-    from torch.distributed.run import _get_logs_specs_class
-
+    fails, or this torch has no loader (launcher/run/engine/engine_seams.py; the launch checks it before anything
+    starts)."""
+    load = engine_seams.found("logs_specs_loader", quiet=True)
+    if load is engine_seams.ABSENT:
+        seam = engine_seams.SEAMS["logs_specs_loader"]
+        raise LaunchError(f"--logs-specs {name!r}: torch {engine_seams.torch_version()} has no "
+                          f"{seam.module}.{seam.attribute}, torchrun's loader of the plugin; leave the flag out "
+                          "(torch's own layout of the logs)")
     try:
-        return _get_logs_specs_class(name)
+        return load(name)
     except BaseException as exc:  # noqa: BLE001  (the plugin's import is user code: whatever it raises)
         raise LogsSpecsError(name, exc) from None
 

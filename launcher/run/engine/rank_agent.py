@@ -1,4 +1,5 @@
-"""The rank group as torch elastic's agent runs it: `LocalElasticAgent`'s extension points, no patch.
+"""The rank group as torch elastic's agent runs it: `LocalElasticAgent`'s extension points, no patch; every private
+name of torch's agent used here is a seam of launcher/run/engine/engine_seams.py, checked before the agent runs.
 
 torch keeps the rendezvous, the restarts, the membership, its watchdog and health check; each attempt's ranks
 are one rank group of ours (launcher/run/group/rank_group.py), as on the direct path: their environment
@@ -23,14 +24,15 @@ from torch.distributed.elastic.utils import macros
 
 from launcher.contract.hosts import this_host
 from launcher.contract.job_config import NodePlan, RankPlace
-from launcher.run.scope.job_outcome import Deadline, JobTimeout
-from launcher.run.scope.job_scope import JobFolders
-from launcher.run.scope.job_signals import StopState
+from launcher.run.engine.engine_seams import RANK_GROUP, STUCK_RANKS, found, lacking
 from launcher.run.group.rank_group import RankGroup
 from launcher.run.group.rank_logs import RankLogs
 from launcher.run.group.rank_start import worker_env
-from launcher.run.stacks.job_stacks import JobStacks
 from launcher.run.group.terminal_lines import terminal
+from launcher.run.scope.job_outcome import Deadline, JobTimeout
+from launcher.run.scope.job_scope import JobFolders
+from launcher.run.scope.job_signals import StopState
+from launcher.run.stacks.job_stacks import JobStacks
 
 __all__ = ["RankGroupAgent"]
 
@@ -49,6 +51,16 @@ class RankGroupAgent(LocalElasticAgent):
         self.group: RankGroup | None = None
         self.wedged: str | None = None  # set when torch's check found a rank in uninterruptible sleep too long
         self._restart_said: str | None = None  # the restart's line, said once the attempt's ranks are stopped
+        self._names_stuck = False  # whether torch's D-state check keeps what names the ranks it stopped
+
+    def fits_this_torch(self) -> bool:
+        """Whether this torch has every seam of its agent the rank group needs (launcher/run/engine/engine_seams.py;
+        one it lacks is said once, and torch's own agent runs the ranks instead); the D-state check's bookkeeping is
+        looked up too, and the ranks it stops named only where it is there."""
+        if lacking(RANK_GROUP, self) is not None:
+            return False
+        self._names_stuck = lacking(STUCK_RANKS, self) is None
+        return True
 
     def send(self, signum: int) -> int:
         """Send `signum` to every running rank of the latest attempt; to how many."""
@@ -94,13 +106,16 @@ class RankGroupAgent(LocalElasticAgent):
                 self.group.report_stacks(exc.reason())
             raise
         if result.state == WorkerState.UNHEALTHY:
-            self.wedged = self._wedged_note(self._uninterruptible_state_timeout)
+            self.wedged = self._wedged_note()
         return result
 
-    def _wedged_note(self, timeout: float) -> str:
-        """The outcome's words for ranks torch found in uninterruptible sleep past `timeout` seconds."""
+    def _wedged_note(self) -> str:
+        """The outcome's words for ranks torch found in uninterruptible sleep past its timeout."""
+        if not self._names_stuck:
+            return "torch elastic's D-state check stopped the ranks, without a restart"
+        timeout, first_seen = found("stuck_timeout", self), found("stuck_first_seen", self)
         now, pids = time.monotonic(), {pid: local_rank for local_rank, pid in self.group.pids().items()}
-        ranks = sorted(self.group.ranks[pids[pid]] for pid, first in self._uninterruptible_state_first_seen.items()
+        ranks = sorted(self.group.ranks[pids[pid]] for pid, first in first_seen.items()
                        if pid in pids and now - first >= timeout)
         return (f"rank {', '.join(map(str, ranks))} on {this_host()} stayed in uninterruptible sleep (D state) past "
                 f"TORCHELASTIC_UNINTERRUPTIBLE_STATE_TIMEOUT ({timeout:g}s): torch elastic's check stopped the ranks, "
