@@ -29,8 +29,8 @@ from launcher.cli.peer_flags import REFUSED, PeerFlags, peer_options
 from launcher.cli.report import WithReport
 from launcher.contract.engine_options import DEFAULT_LOGS_SPECS
 from launcher.contract.flag_field import both
-from launcher.contract.job_config import Program
 from launcher.contract.names import COMPILE_SECRET_VAR, ERROR_FILE_VAR, VALIDATION_STATUS
+from launcher.contract.program import Program
 from launcher.errors import FlagConflictError, LaunchError
 from launcher.escaped import escaped_lines, one_line
 from launcher.limits import address_space_problem, file_size_problem, open_files_problem

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from launcher.cli.peer_flags import REFUSED, PeerFlags
 from launcher.contract.engine_options import EngineOptions
 from launcher.contract.flag_field import from_flags
-from launcher.contract.job_config import Program
+from launcher.contract.program import Program
 from launcher.contract.run_settings import DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS, RunSettings
 from launcher.contract.names import DEFAULT_MASTER_PORT
 from launcher.errors import FlagConflictError, RefusedFlagError, UsageError

@@ -18,8 +18,8 @@ import click
 from launcher.cli.error_exit import OneLineCommand, fail, fail_if_output_lost, fail_with
 from launcher.cli.stacks import STACKS, STACKS_PROG, stacks_command
 from launcher.cli.status import STATUS, STATUS_PROG, status_command
-from launcher.contract.job_config import Program
 from launcher.contract.names import VALIDATION_STATUS
+from launcher.contract.program import Program
 from launcher.errors import LaunchError
 from launcher.job.build_job import resolve_job
 from launcher.job.options import LaunchOptions

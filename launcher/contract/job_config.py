@@ -7,39 +7,26 @@ address, each rank's streams and the environment every rank starts from. The run
 unchanged: it is carried whole, never copied field by field, so a new setting reaches every node without being
 remembered anywhere.
 
-Prefixes as torchrun's (`NodePlan.prefix`): a stream the user teed (`--tee`) is shown as torchrun shows it: every
-line under torch elastic's own header, `[{role}{local_rank}]:` (`[default0]:`). The stderr we tee ourselves (kept
-for the failure summary) gets one `[rankN]:` per line of a multi-rank job, never doubled when torch already wrote
-`[rankN]:` itself, and none for a one-rank job. The stdout we tee for --log-dir is shown bare, as without the flag.
-A template in torchrun's variable is used as it is, as torchrun does.
+The job's other forms stand beside their users: the program and the command each rank runs
+(launcher.contract.program), the job as JSON (launcher.contract.job_json), each rank's line prefixes
+(launcher.run.group.rank_logs).
 """
 
 from __future__ import annotations
 
 import itertools
-import json
-import math
-import shlex
-import sys
-import types
-import typing
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields, is_dataclass
-from pathlib import Path
-from string import Template
+from dataclasses import dataclass, field
 
+from launcher.contract.program import Program
 from launcher.contract.resolved_backend import ResolvedBackend
 from launcher.contract.run_settings import RunSettings
 from launcher.errors import UsageError
 from launcher.limits import NODES, TOTAL_RANKS, check_count, whole_number
 
-__all__ = ["Program", "RunSettings", "Rendezvous", "JobConfig", "NodePlan", "RankPlace", "JobDataError",
-           "PROGRAM_MODES", "PROGRAM_PREFIX", "rank_runs", "rank_command", "AGREEMENT_PREFIX", "ONE_NODE_BACKEND",
-           "AGREEING", "STDOUT", "STDERR"]
+__all__ = ["RunSettings", "Rendezvous", "JobConfig", "NodePlan", "RankPlace", "JobDataError", "rank_runs",
+           "AGREEMENT_PREFIX", "ONE_NODE_BACKEND", "AGREEING", "STDOUT", "STDERR"]
 
-PROGRAM_MODES = ("script", "module", "exec")
-# How each mode is written after the launcher's own options.
-PROGRAM_PREFIX = {"script": (), "module": ("-m",), "exec": ("--no-python",)}
 # Rendezvous handlers of ours (launcher/run/engine/rendezvous/): torch's own with the nodes' backend agreement
 # (`accel-c10d`, `accel-static`), and a lone node's own store (`one-node`). AGREEING: torch's handlers that ours
 # wrap; any other (etcd, a torchrun.handlers plugin) is used as torchrun uses it.
@@ -51,29 +38,7 @@ STDOUT, STDERR = 1, 2
 
 
 class JobDataError(ValueError):
-    """JSON that is not a job `JobConfig.to_json` wrote: the message names the field and what it should be."""
-
-
-@dataclass(frozen=True)
-class Program:
-    """What each rank runs: a script, a module (`-m`), or any program (`--no-python`)."""
-
-    mode: str
-    target: str
-    args: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        if self.mode not in PROGRAM_MODES:
-            raise ValueError(f"program mode must be one of {PROGRAM_MODES}, got {self.mode!r}")
-
-    def import_folder(self, cwd: Path) -> Path:
-        """Where the program's own imports look first, as python's sys.path[0]: the script's folder, else the
-        working directory (launcher.rank.bootstrap gives every rank the same)."""
-        return (cwd / self.target).parent if self.mode == "script" else cwd
-
-    def describe(self) -> str:
-        """The program as a user would type it after the launcher's options."""
-        return shlex.join([*PROGRAM_PREFIX[self.mode], self.target, *self.args])
+    """JSON that is not a job `job_to_json` wrote (launcher.contract.job_json): the message names the field and what it should be."""
 
 
 @dataclass(frozen=True)
@@ -160,16 +125,6 @@ class JobConfig:
         """The rank count of node `node_rank` as `rank_counts` says it; None when they are not known."""
         return self.ranks_before(node_rank + 1) - self.ranks_before(node_rank) if self.rank_counts else None
 
-    def to_json(self) -> str:
-        """The config as JSON text (`from_json` gives it back equal)."""
-        return json.dumps(_data(self), separators=(",", ":"))
-
-    @classmethod
-    def from_json(cls, text: str) -> JobConfig:
-        """The config `to_json` wrote; raises JobDataError, ValueError (or TypeError) on anything else."""
-        return _build(cls, json.loads(text))
-
-
 @dataclass(frozen=True)
 class RankPlace:
     """Where one rank stands in the job: what torch elastic tells a worker."""
@@ -251,36 +206,6 @@ class NodePlan:
         """What this node's ranks get on top of the launcher's environment."""
         return self.job.rank_env(self.node_env)
 
-    def prefix(self, local_rank: int, stream: int) -> bytes:
-        """The prefix of every line of local rank `local_rank`'s stream (1 stdout, 2 stderr) on the terminal."""
-        role = self.job.settings.engine.role
-        teed = self.tee_asked[local_rank] & stream
-        if stream == STDOUT and not teed:  # the copy --log-dir keeps: the terminal shows what it shows without it
-            text = ""
-        elif self.prefix_template:
-            text = self.torch_header(local_rank).decode("utf-8", "replace")
-        elif teed:
-            text = f"[{role}{local_rank}]:"
-        elif self.job.node_range[1] * self.local_world_size > 1:
-            text = f"[rank{self.global_rank(local_rank)}]:"
-        else:
-            text = ""
-        return text.encode("utf-8", "replace")
-
-    def torch_header(self, local_rank: int) -> bytes:
-        """torch's own header of a teed line: `[{role}{local_rank}]:`, or torchrun's template."""
-        role = self.job.settings.engine.role
-        text = (Template(self.prefix_template).safe_substitute(role_name=role, rank=self.global_rank(local_rank),
-                                                               local_rank=local_rank)
-                if self.prefix_template else f"[{role}{local_rank}]:")
-        return text.encode("utf-8", "replace")
-
-
-def rank_command(job: JobConfig) -> list[str]:
-    """The argv each rank runs: the bootstrap (`-P`: not found in the user's folder), then the user's program."""
-    program = job.program
-    return [sys.executable, "-P", "-m", "launcher.rank.bootstrap", program.mode, program.target, *program.args]
-
 
 def rank_runs(counts: Iterable[int]) -> tuple[tuple[int, int], ...]:
     """Rank counts in node order as `JobConfig.rank_counts` holds them: runs of (nodes, ranks on each)."""
@@ -296,56 +221,3 @@ def _parse_nnodes(value: str) -> tuple[int, int]:
     if low < 1 or high < low:
         raise UsageError("--nnodes", value, "expected 1 <= MIN <= MAX")
     return low, high
-
-
-def _data(value: object) -> object:
-    """Dataclasses as dicts of their fields, tuples as lists: plain JSON values."""
-    if is_dataclass(value):
-        return {item.name: _data(getattr(value, item.name)) for item in fields(value)}
-    if isinstance(value, (tuple, list)):
-        return [_data(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _data(item) for key, item in value.items()}
-    return value
-
-
-def _build(kind: object, data: object, where: str = "the job") -> object:
-    """The value of type `kind` that `_data` turned into `data` (dataclasses and tuples rebuilt), every field
-    of the type its hint says and every number finite; ValueError naming the field otherwise."""
-    if isinstance(kind, type) and is_dataclass(kind):
-        if not isinstance(data, dict):
-            raise JobDataError(f"{where} must be an object")
-        names = [item.name for item in fields(kind)]
-        unknown = sorted(set(data) - set(names))
-        if unknown:
-            raise JobDataError(f"{where} has no field {unknown[0]!r}")
-        hints = typing.get_type_hints(kind)
-        return kind(**{name: _build(hints[name], data[name], f"{where}.{name}") for name in names if name in data})
-    origin, args = typing.get_origin(kind), typing.get_args(kind)
-    if origin in (typing.Union, types.UnionType):
-        if data is None and type(None) in args:
-            return None
-        return _build(next(arg for arg in args if arg is not type(None)), data, where)
-    if origin is tuple:
-        return tuple(_build(args[0], item, f"{where}[{index}]") for index, item in enumerate(_of(list, data, where)))
-    if origin is dict:
-        return {_build(args[0], key, f"{where} key"): _build(args[1], value, f"{where}[{key!r}]")
-                for key, value in _of(dict, data, where).items()}
-    if kind is float and isinstance(data, int) and not isinstance(data, bool):
-        data = float(data)
-    if kind is float and not math.isfinite(_of(float, data, where)):
-        raise JobDataError(f"{where} must be a finite number, got {data}")
-    if kind is str and "\0" in _of(str, data, where):
-        raise JobDataError(f"{where} holds a NUL character, which no argument, path or variable can")
-    return _of(kind, data, where)
-
-
-def _of(kind: type, data: object, where: str) -> typing.Any:
-    """`data` when it is a `kind` (a bool is not an int here); ValueError naming `where` otherwise."""
-    if not isinstance(data, kind) or (kind is int and isinstance(data, bool)):
-        raise JobDataError(f"{where} must be {_JSON_NAMES.get(kind, kind.__name__)}, got {type(data).__name__}")
-    return data
-
-
-_JSON_NAMES = {list: "a list", dict: "an object", str: "text", int: "a whole number", float: "a number",
-               bool: "true or false"}

@@ -1,6 +1,6 @@
 """The head of a hostfile launch: one node launcher per selected node, started through a runner.
 
-The head prepares the job once and hands every node the same JobConfig as data (`launcher.contract.job_config`),
+The head prepares the job once and hands every node the same JobConfig as data (JSON: `launcher.contract.job_json`),
 with the layout only the head knows: how many nodes, the rendezvous endpoint and id. Each node checks the
 backend against its own accelerator and places the job on itself; each rank still validates it.
 """
@@ -16,6 +16,7 @@ from pathlib import Path
 
 from launcher.contract.hosts import NodeSpec
 from launcher.contract.job_config import JobConfig, rank_runs
+from launcher.contract.job_json import job_to_json
 from launcher.contract.names import (ACCELERATOR_VAR, BACKEND_SOURCE_VAR, BACKEND_VAR, DEFAULT_MASTER_PORT,
                                      NODE_JOB_VAR, STOP_ON_STDIN_EOF)
 from launcher.head.remote_env import remote_env
@@ -33,7 +34,7 @@ def hostfile_commands(hosts: HostFlags, job: JobConfig, accelerator: str, enviro
     """The runner processes that start `job` on every node of the hostfile that `hosts` selects (`accelerator`:
     the head's)."""
     nodes = hosts.selected_nodes()
-    env = {**sent_env(hosts, accelerator, environ, cwd), NODE_JOB_VAR: node_job(job, nodes).to_json()}
+    env = {**sent_env(hosts, accelerator, environ, cwd), NODE_JOB_VAR: job_to_json(node_job(job, nodes))}
     runner = hosts.make_runner()
     # Each node finds its rank and devices in the node table the runner sends along (ACCEL_NODE_*); with one
     # connection per node, it stops its ranks when the head's end of it goes away.

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import NoReturn
 
 from launcher.contract.job_config import JobConfig, JobDataError
+from launcher.contract.job_json import job_from_json
 from launcher.contract.names import NODE_JOB_VAR
 from launcher.errors import NodeIdentityError
 from launcher.job.rank_defaults import check_compile_variables
@@ -28,7 +29,7 @@ def read_node_job(environ: Mapping[str, str]) -> JobConfig:
     if text is None:
         raise NodeIdentityError(NODE_JOB_VAR, "", "not set: node launchers are started by accel-launch --hostfile")
     try:
-        job = JobConfig.from_json(text)
+        job = job_from_json(text)
     except (ValueError, TypeError, KeyError, AttributeError, StopIteration, RecursionError) as exc:
         _refuse(text, f" ({exc})" if isinstance(exc, JobDataError) else "")
     bad_name = next((name for name in job.job_env if name_problem(name) is not None), None)

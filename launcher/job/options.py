@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from accelerators.accelerator import nproc_words
 from launcher.contract.flag_field import Number, both, flag
-from launcher.contract.job_config import Program
+from launcher.contract.program import Program
 from launcher.contract.run_settings import RunSettings
 from launcher.contract.user_values import HOST, check_given
 from launcher.errors import UsageError

@@ -5,8 +5,9 @@ from __future__ import annotations
 import shlex
 from collections.abc import Mapping
 
-from launcher.contract.job_config import AGREEMENT_PREFIX, ONE_NODE_BACKEND, NodePlan, rank_command
+from launcher.contract.job_config import AGREEMENT_PREFIX, ONE_NODE_BACKEND, NodePlan
 from launcher.contract.names import COMPILE_SECRET_VAR, TORCHRUN_VARS
+from launcher.contract.program import rank_command
 from launcher.escaped import one_line
 from launcher.job.build_job import PreparedJob
 from launcher.job.compile_keep import compile_threads_text, folder_text
@@ -54,7 +55,7 @@ def plan_rows(prepared: PreparedJob, environ: Mapping[str, str]) -> list[tuple[s
     master = _master(plan)
     for local_rank in range(plan.local_world_size):
         rows.append((f"rank env {local_rank}", _rank_env_text(plan, local_rank, low == high, master)))
-    rows.append((f"node {plan.node_rank} command", shlex.join(rank_command(config))))
+    rows.append((f"node {plan.node_rank} command", shlex.join(rank_command(config.program))))
     return rows
 
 

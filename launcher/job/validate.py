@@ -23,7 +23,7 @@ from importlib.machinery import PathFinder
 from pathlib import Path
 
 from launcher.contract.flag_field import check_flags
-from launcher.contract.job_config import Program
+from launcher.contract.program import Program
 from launcher.contract.run_settings import RunSettings
 from launcher.errors import ScriptNotFoundError, UsageError, WorkingDirectoryError
 from launcher.job.options import LaunchOptions

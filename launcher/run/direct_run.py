@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import socket
 
-from launcher.contract.job_config import NodePlan, rank_command
+from launcher.contract.job_config import NodePlan
 from launcher.contract.names import AGREEMENT_VAR, STORE_FD_VAR, SUCCESS_STATUS
+from launcher.contract.program import rank_command
 from launcher.errors import PortBusyError
 from launcher.run.scope.job_outcome import Deadline, JobOutcome, JobTimeout
 from launcher.run.scope.job_scope import job_scope
@@ -55,7 +56,7 @@ def _run(plan: NodePlan, group: RankGroup, listener: socket.socket | None) -> Jo
     """Start the ranks; wait for the first failure (None), the last success, a stop signal or the timeout; end
     the group however that wait ended (an internal error too), with the stop signal's own signal if one came."""
     settings = plan.job.settings
-    argv = rank_command(plan.job)  # before the ranks run: a signal until here ends the launch at once
+    argv = rank_command(plan.job.program)  # before the ranks run: a signal until here ends the launch at once
     outcome: JobOutcome | None = JobOutcome(SUCCESS_STATUS)
     try:
         with group.stopping.ranks_running(group.send):  # after it, a stop signal only hurries the end

@@ -13,7 +13,7 @@ from launcher.cli.command import accel_launch
 from launcher.cli.declared_options import DECLARED, declared_names, options_of
 from launcher.contract.engine_options import EngineOptions
 from launcher.contract.flag_field import Number, both, check_flags, flag, from_flags
-from launcher.contract.job_config import Program
+from launcher.contract.program import Program
 from launcher.contract.run_settings import RunSettings
 from launcher.contract.user_values import check_given
 from launcher.errors import UsageError

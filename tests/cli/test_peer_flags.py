@@ -19,7 +19,8 @@ from launcher.cli.peer_flags import REFUSED as REFUSED_FLAGS
 from launcher.cli.peer_flags import PeerFlags
 from launcher.head.selection import HostFlags
 from launcher.contract.engine_options import EngineOptions
-from launcher.contract.job_config import JobConfig, RunSettings
+from launcher.contract.job_config import RunSettings
+from launcher.contract.job_json import job_from_json
 from tests.launches import clean_environ
 
 
@@ -125,7 +126,7 @@ def test_with_a_hostfile_every_option_reaches_the_nodes_in_the_job_they_are_give
              "--compile-backend", "eager"]
     rows = plan(flags, script)
     sent = dict(value.partition("=")[::2] for value in rows["runner env 0"])
-    job = JobConfig.from_json(sent["ACCEL_NODE_JOB"])
+    job = job_from_json(sent["ACCEL_NODE_JOB"])
 
     assert job.settings == RunSettings(rdzv_timeout=77, max_restarts=2, grace_period=2.0, timeout=50.0,
                                        log_dir=str(tmp_path / "logs"), bind_cores="0-1", verbose=True,
@@ -140,7 +141,7 @@ def test_with_a_hostfile_the_core_list_is_each_nodes_to_check_not_the_heads(scri
     hostfile.write_text("node1 slots=2\nnode2 slots=2\n")
     rows = plan(["--hostfile", str(hostfile), "--launcher", "openmpi", "--bind_core_list", "0-4095"], script)
     sent = dict(value.partition("=")[::2] for value in rows["runner env 0"])
-    assert JobConfig.from_json(sent["ACCEL_NODE_JOB"]).settings.bind_cores == "0-4095"
+    assert job_from_json(sent["ACCEL_NODE_JOB"]).settings.bind_cores == "0-4095"
 
 
 def test_local_addr_with_a_hostfile_is_refused_in_one_line(script: str, tmp_path: Path) -> None:

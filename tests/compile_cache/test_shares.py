@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from torch.distributed import TCPStore
 
-from launcher.contract.job_config import JobConfig, Program
+from launcher.contract.job_config import JobConfig
+from launcher.contract.program import Program
 from launcher.contract.resolved_backend import ResolvedBackend
 from launcher.errors import UsageError
 from launcher.job.rank_defaults import compile_cache_text, compile_environment

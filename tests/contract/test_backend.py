@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 
 from launcher.contract.resolved_backend import CLAIM_KEYS, BackendClaim, ResolvedBackend, backend_refusal
-from launcher.contract.job_config import JobConfig, Program
+from launcher.contract.job_config import JobConfig
+from launcher.contract.job_json import job_from_json, job_to_json
+from launcher.contract.program import Program
 from launcher.node.node_plan import plan_node
 from launcher.contract.names import BACKEND_SOURCE_VAR, BACKEND_VAR
 
@@ -29,7 +31,7 @@ def test_a_claim_made_from_the_rendezvous_options_names_the_backend_its_source_h
 def test_the_job_holds_the_backend_once_and_keeps_what_was_requested_on_its_way_to_a_node() -> None:
     job = JobConfig(program=Program("script", "train.py"), backend=BACKEND, nproc_per_node=1)
     assert BACKEND_VAR not in job.job_env and plan_node(job, "cpu", 0, {}).rank_env[BACKEND_VAR] == "eager"
-    assert JobConfig.from_json(job.to_json()).backend.requested == "accelerator"
+    assert job_from_json(job_to_json(job)).backend.requested == "accelerator"
 
 
 @pytest.mark.parametrize("name, problem, refused", [

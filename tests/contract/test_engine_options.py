@@ -12,7 +12,8 @@ from launcher.cli.declared_options import declared_names
 from launcher.cli.flags import LaunchFlags, launch_options
 from launcher.cli.peer_flags import REFUSED, PeerFlags
 from launcher.contract.engine_options import EVENT_LOG_HANDLERS, EngineOptions, parse_std
-from launcher.contract.job_config import JobConfig, NodePlan, Program, RunSettings
+from launcher.contract.job_config import JobConfig, NodePlan, RunSettings
+from launcher.contract.program import Program
 from launcher.contract.rdzv_conf import parse_rdzv_conf
 from launcher.contract.resolved_backend import ResolvedBackend
 from launcher.contract.user_values import MAX_SECONDS

@@ -58,7 +58,7 @@ PAUSE_IN_IMPORTS = (sys.executable, "-c", PAUSE + "class Pause:\n"
                     "sys.meta_path.insert(0, Pause())\n" + MAIN)
 # After the private folder is made and before any rank starts (torch elastic's handlers not installed yet).
 PAUSE_BEFORE_THE_RANKS = (sys.executable, "-c", PAUSE + PATHS + "original = engine.rank_command\n"
-                          "engine.rank_command = direct.rank_command = lambda config: (pause(), original(config))[1]\n"
+                          "engine.rank_command = direct.rank_command = lambda program: (pause(), original(program))[1]\n"
                           + MAIN)
 # After the job ended, before the end-of-job sweep.
 PAUSE_AFTER_THE_JOB = (sys.executable, "-c", PAUSE + SCOPE + "original = scope.sweep_descendants\n"

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from launcher.contract.job_config import JobConfig
+from launcher.contract.job_json import job_from_json
 from tests.launches import CliRun, CliRunnerFn
 
 HOSTFILE = "# two nodes\nh1 slots=2\n\nh2 slots=1\n"
@@ -43,7 +44,7 @@ def split_env(words: list[str]) -> tuple[dict[str, str], list[str]]:
 
 def sent_job(env: dict[str, str]) -> JobConfig:
     """The job the head hands a node (ACCEL_NODE_JOB), as the node reads it."""
-    return JobConfig.from_json(env["ACCEL_NODE_JOB"])
+    return job_from_json(env["ACCEL_NODE_JOB"])
 
 
 def test_ssh_starts_one_node_launcher_per_host_each_told_its_rank_and_the_shared_job(

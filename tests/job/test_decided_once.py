@@ -13,8 +13,10 @@ from pathlib import Path
 import pytest
 
 from launcher.contract.hosts import NodeSpec
-from launcher.contract.job_config import JobConfig, NodePlan, Program, Rendezvous, RunSettings
+from launcher.contract.job_config import JobConfig, NodePlan, Rendezvous, RunSettings
+from launcher.contract.job_json import job_from_json, job_to_json
 from launcher.contract.node_table import node_table_env
+from launcher.contract.program import Program
 from launcher.errors import UsageError
 from launcher.head.commands import node_job
 from launcher.job.build_job import place_node_job, prepare_job
@@ -84,9 +86,9 @@ def test_a_node_decides_where_it_places_the_heads_job_which_crosses_as_json(fold
     assert head.plan is None  # the head places nothing, so decides nothing
     nodes = (NodeSpec("hosta", (0,)), NodeSpec("hostb", (0,)))
     sent = node_job(head.config, nodes)
-    assert JobConfig.from_json(sent.to_json()) == sent
+    assert job_from_json(job_to_json(sent)) == sent
     environ = {**node_table_env(nodes), "ACCEL_NODE_RANK": "1"}
-    placed = place_node_job(JobConfig.from_json(sent.to_json()), environ, folder)
+    placed = place_node_job(job_from_json(job_to_json(sent)), environ, folder)
     assert placed.config == sent and placed.plan.node_rank == 1
     assert placed.plan.rendezvous.backend == "accel-c10d"
     assert placed.plan.rendezvous.endpoint == "hosta:29500" and placed.plan.rendezvous.options["is_host"] is False

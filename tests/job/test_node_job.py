@@ -17,10 +17,12 @@ import pytest
 
 from launcher.contract.engine_options import EngineOptions
 from launcher.contract.hosts import NodeSpec
-from launcher.contract.job_config import JobConfig, Program, RunSettings
+from launcher.contract.job_config import JobConfig, RunSettings
+from launcher.contract.job_json import job_from_json, job_to_json
 from launcher.contract.names import NODE_JOB_VAR
 from launcher.contract.names import CPU_BINDING_VAR
 from launcher.contract.node_table import node_row_env, node_table_env
+from launcher.contract.program import Program
 from launcher.errors import LaunchError, NodeIdentityError, ScriptNotFoundError
 from launcher.head.commands import node_job
 from launcher.job.build_job import place_node_job, prepare_job
@@ -49,7 +51,7 @@ def head_job(prepared: JobConfig) -> JobConfig:
 
 
 def test_the_job_survives_its_trip_as_json_unchanged(head_job: JobConfig) -> None:
-    assert JobConfig.from_json(head_job.to_json()) == head_job
+    assert job_from_json(job_to_json(head_job)) == head_job
     assert (head_job.node_rank_known, head_job.rank_counts) == (True, ((1, 3), (1, 2)))
     assert (head_job.nnodes, head_job.rdzv_endpoint) == ("2", "hosta:29500")
 
@@ -58,7 +60,7 @@ def test_the_job_survives_its_trip_as_json_unchanged(head_job: JobConfig) -> Non
                          ids=["whole-table", "own-row-as-ssh-sends-it"])
 def test_a_node_places_the_heads_job_without_resolving_anything_again(head_job: JobConfig, tmp_path: Path,
                                                                         table: dict[str, str]) -> None:
-    environ = {**table, "ACCEL_COMPILE_BACKEND": "inductor", NODE_JOB_VAR: head_job.to_json()}
+    environ = {**table, "ACCEL_COMPILE_BACKEND": "inductor", NODE_JOB_VAR: job_to_json(head_job)}
     placed = place_node_job(read_node_job(environ), environ, tmp_path)
     plan = placed.plan
 
@@ -132,7 +134,7 @@ def test_a_node_launcher_without_a_job_from_its_head_says_so_in_one_line(value: 
 def test_a_node_refuses_a_job_whose_field_has_the_wrong_type_or_value_naming_the_field(
     head_job: JobConfig, path: tuple[str, ...], value: object, fragment: str
 ) -> None:
-    data = json.loads(head_job.to_json())
+    data = json.loads(job_to_json(head_job))
     *parents, name = path
     target = data
     for parent in parents:
@@ -165,4 +167,4 @@ def test_a_node_whose_table_row_disagrees_with_the_heads_count_is_refused(head_j
 def test_a_uniform_table_of_ten_thousand_nodes_crosses_as_one_pair_of_counts(prepared: JobConfig) -> None:
     job = node_job(prepared, [NodeSpec(f"host{index}", (0, 1)) for index in range(10_000)])
     assert job.rank_counts == ((10_000, 2),) and job.ranks_before(10_000) == 20_000
-    assert JobConfig.from_json(job.to_json()) == job
+    assert job_from_json(job_to_json(job)) == job

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from launcher.contract.resolved_backend import ResolvedBackend
-from launcher.contract.job_config import JobConfig, Program, RunSettings
+from launcher.contract.job_config import JobConfig, RunSettings
+from launcher.contract.program import Program
 from launcher.node.addresses import GLOO_IFNAME_VAR, Placement, place_node
 from launcher.job.build_job import prepare_job
 from launcher.job.options import LaunchOptions

@@ -10,12 +10,14 @@ from pathlib import Path
 import pytest
 
 from launcher.contract.engine_options import EngineOptions
-from launcher.contract.job_config import JobConfig, Program, RunSettings
+from launcher.contract.job_config import JobConfig, RunSettings
 from launcher.contract.names import LAUNCHER_PID_VAR
+from launcher.contract.program import Program
 from launcher.contract.resolved_backend import ResolvedBackend
 from launcher.errors import UsageError
 from launcher.contract.names import SIGNALS_VAR
 from launcher.node.node_plan import SHARE_STORE_VAR, TEMPLATE_ENV, plan_node
+from launcher.run.group.rank_logs import line_prefix
 
 RUN = Path(__file__).resolve().parents[2] / "launcher" / "run"
 BACKEND = ResolvedBackend("eager", "--compile-backend", "eager")
@@ -65,7 +67,7 @@ def test_a_restartable_group_gets_a_store_of_its_own_unless_the_user_said(enviro
 def test_each_streams_prefix_is_torchruns(tee: str, environ: dict, nproc: int, expected: tuple[bytes, bytes]) -> None:
     plan = _plan(_job(nproc, EngineOptions(tee=tee)), environ)
     local_rank = nproc - 1
-    assert (plan.prefix(local_rank, 1), plan.prefix(local_rank, 2)) == expected
+    assert (line_prefix(plan, local_rank, 1), line_prefix(plan, local_rank, 2)) == expected
 
 
 def test_the_path_is_decided_where_the_plan_is_made() -> None:

@@ -14,8 +14,9 @@ import sys
 from pathlib import Path
 
 from launcher.contract.engine_options import DEFAULT_LOGS_SPECS
-from launcher.contract.job_config import AGREEMENT_PREFIX, ONE_NODE_BACKEND, NodePlan, rank_command
+from launcher.contract.job_config import AGREEMENT_PREFIX, ONE_NODE_BACKEND, NodePlan
 from launcher.contract.names import FAILURE_STATUS
+from launcher.contract.program import rank_command
 from launcher.errors import LaunchError, LogsSpecsError
 from launcher.run.engine import engine_seams
 from launcher.run.scope.job_outcome import JobOutcome, JobTimeout
@@ -48,7 +49,7 @@ def run_engine(plan: NodePlan) -> JobOutcome:
     with job_scope(config.settings, stopping) as folders:
         try:
             _register_handler(plan.rendezvous.backend)
-            return run_agent(plan, rank_command(config), _logs_specs(plan, folders.logs), folders, stopping)
+            return run_agent(plan, rank_command(config.program), _logs_specs(plan, folders.logs), folders, stopping)
         except RanksStopped as exc:
             return JobOutcome(*stop_outcome(exc.received, "every rank was stopped"))
         except SignalException as exc:  # torch's own agent (engine_seams.py) took the signal, as under torchrun

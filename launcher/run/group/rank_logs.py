@@ -14,6 +14,12 @@ torch's own `DefaultLogsSpecs`, which gives the same folders and files):
 goes to its file only; a teed one to its file and the terminal; any other is the terminal's. Streams the user
 leaves alone are handled as on the engine path (the node's plan: `NodePlan.streams`). A rank left out
 by --local-ranks-filter writes its files only, and nothing of it reaches the terminal.
+
+Prefixes as torchrun's (`line_prefix`): a stream the user teed (`--tee`) is shown as torchrun shows it: every
+line under torch elastic's own header, `[{role}{local_rank}]:` (`[default0]:`). The stderr we tee ourselves (kept
+for the failure summary) gets one `[rankN]:` per line of a multi-rank job, never doubled when torch already wrote
+`[rankN]:` itself, and none for a one-rank job. The stdout we tee for --log-dir is shown bare, as without the flag.
+A template in torchrun's variable is used as it is, as torchrun does.
 """
 
 from __future__ import annotations
@@ -25,13 +31,14 @@ import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from string import Template
 from typing import IO, Any
 
-from launcher.contract.job_config import NodePlan
+from launcher.contract.job_config import STDOUT, NodePlan
 from launcher.run.group.output_copy import OutputCopies
 from launcher.run.group.terminal_lines import RankLines, terminal
 
-__all__ = ["FilteredLines", "RankLogs", "LogLayout", "append_to", "default_layout"]
+__all__ = ["FilteredLines", "RankLogs", "LogLayout", "append_to", "default_layout", "line_prefix", "torch_header"]
 
 
 class RankLogs:
@@ -61,7 +68,7 @@ class RankLogs:
         """The prefix the rank's stderr reached the terminal under, as it came ("" for none); None when it did
         not reach it (redirected to its file, or left out by --local-ranks-filter)."""
         if local_rank in self._layout.tee_stderrs:
-            return self._plan.prefix(local_rank, 2).decode("utf-8", "replace")
+            return line_prefix(self._plan, local_rank, 2).decode("utf-8", "replace")
         return "" if not self._layout.stderrs.get(local_rank) else None
 
     def popen_streams(self, local_rank: int) -> tuple[object, object]:
@@ -97,10 +104,10 @@ class RankLogs:
             except OSError as exc:
                 log = None
                 terminal(2).note(f"{what} is not written: {exc.strerror or exc} (the terminal still shows it)")
-            prefix = self._plan.prefix(local_rank, fd)
+            prefix = line_prefix(self._plan, local_rank, fd)
             lines: list[RankLines | FilteredLines] = [RankLines(terminal(fd), prefix)]
             if fd in self._filtered:
-                lines.append(FilteredLines(*self._filtered[fd], self._plan.torch_header(local_rank)))
+                lines.append(FilteredLines(*self._filtered[fd], torch_header(self._plan, local_rank)))
             self._copies.copy_pipe(pipe, log, lines, what, terminal(2))
 
     def finish(self, seconds: float) -> None:
@@ -109,6 +116,32 @@ class RankLogs:
         for handle in self._opened:
             handle.close()
         self._opened.clear()
+
+
+def line_prefix(plan: NodePlan, local_rank: int, stream: int) -> bytes:
+    """The prefix of every line of local rank `local_rank`'s stream (1 stdout, 2 stderr) on the terminal."""
+    role = plan.job.settings.engine.role
+    teed = plan.tee_asked[local_rank] & stream
+    if stream == STDOUT and not teed:  # the copy --log-dir keeps: the terminal shows what it shows without it
+        text = ""
+    elif plan.prefix_template:
+        text = torch_header(plan, local_rank).decode("utf-8", "replace")
+    elif teed:
+        text = f"[{role}{local_rank}]:"
+    elif plan.job.node_range[1] * plan.local_world_size > 1:
+        text = f"[rank{plan.global_rank(local_rank)}]:"
+    else:
+        text = ""
+    return text.encode("utf-8", "replace")
+
+
+def torch_header(plan: NodePlan, local_rank: int) -> bytes:
+    """torch's own header of a teed line: `[{role}{local_rank}]:`, or torchrun's template."""
+    role = plan.job.settings.engine.role
+    text = (Template(plan.prefix_template).safe_substitute(role_name=role, rank=plan.global_rank(local_rank),
+                                                           local_rank=local_rank)
+            if plan.prefix_template else f"[{role}{local_rank}]:")
+    return text.encode("utf-8", "replace")
 
 
 def append_to(path: str) -> IO[bytes]:

@@ -8,7 +8,7 @@ as it is at a terminal of its own. Two ranks never share a line: a line left ope
 another rank's output. The terminal is written with os.write; when it is gone (a closed pipe, a full disk)
 the copies go on draining the ranks' streams, and the terminal is left alone.
 
-Each rank's prefix is its node plan's (`NodePlan.prefix`). The copies themselves:
+Each rank's prefix is its node plan's (`line_prefix` in rank_logs.py). The copies themselves:
 launcher/run/group/output_copy.py.
 """
 

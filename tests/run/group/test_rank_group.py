@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from launcher.contract.engine_options import EngineOptions
-from launcher.contract.job_config import JobConfig, Program, RunSettings
+from launcher.contract.job_config import JobConfig, RunSettings
+from launcher.contract.program import Program
 from launcher.contract.resolved_backend import ResolvedBackend
 from launcher.run.group.rank_group import RankGroup
 from launcher.node.node_plan import plan_node
