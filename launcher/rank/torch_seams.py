@@ -1,6 +1,6 @@
 """The rank's side of torch's private surface, in one table: every private torch name a rank reaches into (the
 compile cache's hooks, the compile state the stacks and the watch read, the quiet store calls), with the feature it
-serves (docs/CONTRACT.md sections 7 and 8). The launcher's side is the engine agent's (launcher/run/engine/rank_agent.py).
+serves (docs/CONTRACT.md sections 7 and 8). The launcher's side is launcher/run/engine/engine_seams.py.
 
 Each hook looks its names up here, in the module whose import called it (nothing is imported here). A torch that
 lacks one turns that one feature off in the rank, said once in the job (by rank 0), and the user's imports and job
@@ -39,6 +39,7 @@ class Seam:
 SEAMS: dict[str, Seam] = {
     "fx_remote_switch": Seam("torch._inductor.config", "fx_graph_remote_cache", COMPILE_ONCE),
     "fx_remote_backend": Seam("torch._inductor.remote_cache", "RemoteFxGraphCache.backend_override_cls", COMPILE_ONCE),
+    "remote_cache_backend": Seam("torch._inductor.remote_cache", "RemoteCacheBackend", COMPILE_ONCE),
     "autograd_remote_backend": Seam("torch._inductor.remote_cache", "RemoteAOTAutogradCache.backend_override_cls",
                                     COMPILE_FOLDER),
     "pgo_remote_backend": Seam("torch._inductor.remote_cache", "RemoteDynamoPGOCache.backend_override_cls",

@@ -17,9 +17,10 @@ import time
 from pathlib import Path
 
 import torch.distributed  # noqa: F401  (a rank has torch loaded before its first compile: the peak counts it)
+from torch._inductor.remote_cache import RemoteCacheBackend
 
 from launcher.contract.names import COMPILE_WAIT_SECONDS
-from launcher.rank.compile_cache.graph_cache import GraphCache
+from launcher.rank.compile_cache.graph_cache import GraphCache, torch_backend
 from launcher.rank.compile_cache.install import _Sharing
 from launcher.rank.compile_cache.kernels import KernelFiles
 from launcher.rank.compile_cache.probes import ProbeLibraries
@@ -40,7 +41,8 @@ def timed(what: object) -> tuple[object, float]:
 def main() -> None:
     folder = Path(sys.argv[2])
     sharing = _Sharing(os.fsencode(os.environ["SECRET"]), "")
-    cache = GraphCache(None, sharing._job_share, KernelFiles(folder), COMPILE_WAIT_SECONDS)
+    cache = torch_backend(GraphCache, RemoteCacheBackend)(None, sharing._job_share, KernelFiles(folder),
+                                                          COMPILE_WAIT_SECONDS)
     found: dict[str, object] = {}
     if sys.argv[1] == "stranger":
         found["graph-0"] = cache.get("graph-0") is not None

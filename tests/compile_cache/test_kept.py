@@ -11,6 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from torch._inductor.remote_cache import RemoteCacheBackend, cache_stats
 from torch.distributed import TCPStore
 
 from launcher.contract.job_config import JobConfig
@@ -21,7 +22,8 @@ from launcher.job.compile_keep import keep_environment, user_key
 from launcher.node.node_env import node_environment
 from launcher.rank.compile_cache import kept_share
 from launcher.rank.compile_cache.job_share import JobShare
-from launcher.rank.compile_cache.kept_share import KeptEntries, KeptShare, check_same_key, open_folder
+from launcher.rank.compile_cache.graph_cache import torch_backend
+from launcher.rank.compile_cache.kept_share import AutogradEntries, KeptShare, PgoState, check_same_key, open_folder
 from tests.launches import RECORD_RANK, CliRunnerFn
 
 CPUS = len(os.sched_getaffinity(0))
@@ -135,14 +137,15 @@ def test_the_folder_is_read_before_the_job_and_what_a_rank_compiled_goes_to_both
     assert kept.fetch("only-kept") == b"from an earlier job"
     alone = KeptShare(folder, None)  # one node: every claim is this rank's, the node's lock keeps it one
     assert alone.claim("new") is None and alone.fetch("new") is None
-    entries = KeptEntries(lambda: alone, once=True)
+    entries = torch_backend(AutogradEntries, RemoteCacheBackend)(lambda: alone)  # as torch is handed it
     entries.put("aot", b"first")
     entries.put("aot", b"second")
     assert entries.get("aot") == b"first"  # every rank writes its AOTAutograd entry: one is kept
-    state = KeptEntries(lambda: alone, once=False)
+    state = torch_backend(PgoState, RemoteCacheBackend)(lambda: alone)
     state.put("pgo", b"first")
     state.put("pgo", b"second")
     assert state.get("pgo") == b"second"
+    assert (cache_stats._stats["backend:AutogradEntries"].put, cache_stats._stats["backend:PgoState"].hit) == (2, 1)
 
 
 def test_nodes_with_other_keys_say_so_once_and_share_nothing(store: TCPStore,

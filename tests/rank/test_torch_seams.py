@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from launcher.rank.torch_seams import COMPILE_ONCE, SEAMS, holder
+from launcher.rank.torch_seams import COMPILE_FOLDER, COMPILE_ONCE, SEAMS, holder
 
 SCRIPT = Path(__file__).parent / "scripts" / "seam_taken_away.py"
 
@@ -41,6 +41,13 @@ def test_a_torch_without_the_seam_turns_its_feature_off_with_one_note(name: str,
     # compile once off: nothing shared, and torch's own remote cache (Redis) is never switched on without ours
     assert shared is (seam.feature != COMPILE_ONCE), found
     assert found["backend"] is not None or found["switch"] is not True, found
+    # what torch is handed is its own RemoteCacheBackend, whose gets and puts torch's cache statistics count
+    assert found["torch's own"] is True, found
+    if found["backend"] is not None:
+        hits = 1 if found["backend"] == "GraphCache" else 0  # NoSharing: every get a miss
+        assert found["counted"][found["backend"]] == {"hit": hits, "miss": 2 - hits, "put": 1, "exception": 0}, found
+    if seam.feature not in (COMPILE_ONCE, COMPILE_FOLDER):
+        assert set(found["backends"].values()) == {"GraphCache", "AutogradEntries", "PgoState"}, found
 
 
 def _torch_version() -> str:

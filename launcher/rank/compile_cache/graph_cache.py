@@ -1,5 +1,6 @@
 """The cache torch's inductor calls as its remote FX-graph cache (`get` on a local miss, `put` after a compile):
-one compile per graph per job.
+one compile per graph per job. Torch is handed it as its own shape, a `RemoteCacheBackend` whose `_get`/`_put` are
+ours (`torch_backend`), so torch's cache statistics count its hits, misses and puts beside its own.
 
 `get` takes the graph's node lock; a rank that waited for it loads the node's copy. Otherwise, across nodes, it
 loads the job's copy, or claims the compile, or waits for the rank that claimed it. A rank that returns None
@@ -11,44 +12,54 @@ differs between ranks has another key, and is simply compiled.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import os
 import sys
 from collections.abc import Callable
+from typing import TypeVar
 
 from launcher.rank.compile_cache.job_share import JobShare
 from launcher.rank.compile_cache.kernels import KernelFiles
 from launcher.rank.compile_cache.node_share import NodeShare
 from launcher.rank.torch_seams import holder
 
-__all__ = ["GraphCache", "NoSharing", "count"]
+__all__ = ["GraphCache", "NoSharing", "count", "torch_backend"]
+
+_Body = TypeVar("_Body")
+
+
+@functools.cache
+def torch_backend(body: type[_Body], base: type) -> type[_Body]:
+    """`body` (a class of ours with `_get`/`_put` over bytes) as a subclass of torch's `RemoteCacheBackend`, `base`,
+    which the hook took from torch's own module (a rank imports nothing of torch itself); made at the first compile.
+    Torch's `get`/`put` call ours and count each in its `remote_cache.cache_stats`, as "backend:<body's name>"."""
+    return type(body.__name__, (body, base), {"__module__": body.__module__, "__doc__": body.__doc__})
 
 
 class NoSharing:
     """The backend of a rank whose torch lacks a seam compile once needs: every graph is a miss, nothing is kept."""
 
-    def get(self, key: str) -> bytes | None:
+    def _get(self, key: str) -> bytes | None:
         """Always a miss: the rank compiles, as under torchrun."""
         return None
 
-    def put(self, key: str, entry: bytes) -> None:
+    def _put(self, key: str, entry: bytes) -> None:
         """Nothing is kept."""
-
-    def compile_ended(self) -> None:
-        """Nothing was claimed."""
 
 
 class GraphCache:
-    """One rank's side of compile-once, as the backend of torch's `RemoteFxGraphCache`."""
+    """One rank's side of compile-once, the body of the backend of torch's `RemoteFxGraphCache` (`torch_backend`)."""
 
     def __init__(self, node: NodeShare | None, job: Callable[[], JobShare | None], kernels: KernelFiles,
                  wait_seconds: float) -> None:
+        super().__init__()  # torch's RemoteCacheBackend names the backend for its statistics
         self._node, self._job, self._kernels = node, job, kernels
         self._wait = wait_seconds
         self._owner = os.getpid()
         self._claimed: set[str] = set()
 
-    def get(self, key: str) -> bytes | None:
+    def _get(self, key: str) -> bytes | None:
         """The graph's entry as torch stored it, or None: this rank compiles it."""
         if os.getpid() != self._owner:  # a process the rank forked shares nothing of the rank's
             return None
@@ -61,7 +72,7 @@ class GraphCache:
         self._kernels.place(kernels)
         return entry
 
-    def put(self, key: str, entry: bytes) -> None:
+    def _put(self, key: str, entry: bytes) -> None:
         """Publish the entry this rank just compiled, with its kernels, then let the waiting ranks load it."""
         if os.getpid() != self._owner:
             return

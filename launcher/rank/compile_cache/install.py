@@ -2,10 +2,10 @@
 
 Where the launcher asks for it (`ACCEL_COMPILE_CACHE` job or node, in a job of more than one rank), inductor's
 remote FX-graph cache is switched on unless the code or the user set it, and served by this rank's
-`GraphCache`: values set when torch's modules are imported, nothing imported, made or reached there. The cache is
-made at the first compile that asks for it; the job's store is reached then (or at inductor's first CPU-feature
-probe, whose libraries the job shares too), and only when the job spans nodes. A process the rank forks shares
-nothing.
+`GraphCache`, handed to torch as a subclass of torch's own `RemoteCacheBackend`: values set when torch's modules
+are imported, nothing imported, made or reached there. The backend class and the cache are made at the first
+compile that asks for it; the job's store is reached then (or at inductor's first CPU-feature probe, whose
+libraries the job shares too), and only when the job spans nodes. A process the rank forks shares nothing.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from typing import Any
 from launcher.contract.names import (COMPILE_CACHE_VAR, COMPILE_DIR_VAR, COMPILE_KEY_FILE_VAR, COMPILE_SECRET_VAR,
                                      COMPILE_WAIT_SECONDS)
 from launcher.rank.after_import import after_import
-from launcher.rank.compile_cache.graph_cache import GraphCache, NoSharing
+from launcher.rank.compile_cache.graph_cache import GraphCache, NoSharing, torch_backend
 from launcher.rank.compile_cache.job_share import JobShare
-from launcher.rank.compile_cache.kept_share import (KeptEntries, KeptShare, check_same_key, open_folder,
-                                                    switch_on_autograd, switch_on_pgo)
+from launcher.rank.compile_cache.kept_share import (AutogradEntries, KeptEntries, KeptShare, PgoState, check_same_key,
+                                                    open_folder, switch_on_autograd, switch_on_pgo)
 from launcher.rank.compile_cache.kernels import KernelFiles
 from launcher.rank.compile_cache.node_share import NodeShare, private_folder
 from launcher.rank.compile_cache.probes import ProbeLibraries
@@ -76,46 +76,51 @@ class _Sharing:
         self._kernels: KernelFiles | None = None
         self._job: JobShare | None = None
         self._job_tried = False
+        self._base: type = object  # torch's RemoteCacheBackend, found when torch's remote_cache module is imported
         self.off = False  # this torch lacks a seam compile once needs (launcher.rank.torch_seams)
 
     def cache(self) -> GraphCache | NoSharing:
         """The rank's cache (torch calls this as `RemoteFxGraphCache.backend_override_cls`); one that shares nothing
         where this torch lacks one of compile once's seams (the first compile comes after every hook ran)."""
         if self.off:
-            return NoSharing()
+            return torch_backend(NoSharing, self._base)()
         if self._cache is None:
             import torch._inductor.runtime.cache_dir_utils as cache_dir_utils  # inside a compile: loaded already
 
             cache_dir = holder("cache_dir", cache_dir_utils)
             if cache_dir is None:
                 self.off = True
-                return NoSharing()
+                return torch_backend(NoSharing, self._base)()
             root = Path(getattr(*cache_dir)())
             folder = private_folder(root / "accel-launch")
             self._kernels = KernelFiles(root)
-            self._cache = GraphCache(NodeShare(folder) if folder is not None else None, self._job_share,
-                                     self._kernels, COMPILE_WAIT_SECONDS)
+            self._cache = torch_backend(GraphCache, self._base)(NodeShare(folder) if folder is not None else None,
+                                                                self._job_share, self._kernels, COMPILE_WAIT_SECONDS)
         return self._cache
+
+    def kept(self, entries: type[KeptEntries]) -> KeptEntries:
+        """A backend of the kept entries (torch calls this as its AOTAutograd and PGO caches' backend_override_cls)."""
+        return torch_backend(entries, self._base)(self._job_share)
 
     def serve(self, remote_cache: ModuleType) -> None:
         """Serve torch's remote caches, each switched on only where this torch lets this rank serve it (a remote
         cache switched on without its backend would reach for torch's own, Redis)."""
-        graphs = holder("fx_remote_backend", remote_cache)
-        if graphs is None or self.off:
+        graphs, base = holder("fx_remote_backend", remote_cache), holder("remote_cache_backend", remote_cache)
+        if graphs is None or base is None or self.off:
             self.off = True
             return
+        self._base = getattr(*base)
         setattr(*graphs, staticmethod(self.cache))
         after_import("torch._inductor.config", _switch_on("fx_remote_switch", _switch_on_graphs))
         if not self._folder:
             return
-        autograd, pgo = KeptEntries(self._job_share, once=True), KeptEntries(self._job_share, once=False)
         for seam, switch_seam, entries, config, switch in (
-                ("autograd_remote_backend", "autograd_remote_switch", autograd, "torch._functorch.config",
+                ("autograd_remote_backend", "autograd_remote_switch", AutogradEntries, "torch._functorch.config",
                  switch_on_autograd),
-                ("pgo_remote_backend", "pgo_remote_switch", pgo, "torch._dynamo.config", switch_on_pgo)):
+                ("pgo_remote_backend", "pgo_remote_switch", PgoState, "torch._dynamo.config", switch_on_pgo)):
             found = holder(seam, remote_cache)
             if found is not None:
-                setattr(*found, staticmethod(lambda entries=entries: entries))
+                setattr(*found, staticmethod(functools.partial(self.kept, entries)))
                 after_import(config, _switch_on(switch_seam, switch))
 
     def watch_kernels(self, codecache: ModuleType) -> None:

@@ -14,8 +14,9 @@ The rest of what a rank needs to skip a compile: inductor's AOTAutograd entry (w
 still traces it first) and torch's profile-guided state of the job (`TORCH_COMPILE_JOB_ID`). torch has a remote
 cache class for each (`RemoteAOTAutogradCache`, `RemoteDynamoPGOCache`), off outside Meta unless a config value
 says otherwise; where the job has a compile folder, or spans nodes, each is switched on unless the user or the code
-set it, and served by `KeptEntries`. No claims: an AOTAutograd entry is looked up before the graph it leads to is
-compiled, so ranks that start together still trace; a later job, a restart and a node that joins later load it.
+set it, and served by `AutogradEntries` and `PgoState`. No claims: an AOTAutograd entry is looked up before the
+graph it leads to is compiled, so ranks that start together still trace; a later job, a restart and a node that joins
+later load it.
 
 Whether the nodes sign with one secret (`check_same_key`): nodes started one by one whose keys differ (another
 home, another ACCEL_COMPILE_CACHE_SECRET) share nothing across nodes, as before, and the job says so once. The
@@ -39,8 +40,8 @@ from launcher.rank.compile_cache.job_share import MAX_COPY_BYTES, JobShare
 from launcher.rank.compile_cache.node_share import read_sealed, sealed
 from launcher.shared_files import ownership_problem, publish_file
 
-__all__ = ["FolderShare", "KeptShare", "open_folder", "KeptEntries", "switch_on_autograd", "switch_on_pgo",
-           "check_same_key", "KEY_NAME"]
+__all__ = ["FolderShare", "KeptShare", "open_folder", "KeptEntries", "AutogradEntries", "PgoState",
+           "switch_on_autograd", "switch_on_pgo", "check_same_key", "KEY_NAME"]
 
 _LAYOUT = "v1"  # entries are named by the sha256 of their key, under this folder, each kept `sealed`
 _FULL = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM)
@@ -123,21 +124,34 @@ class KeptShare:
 
 
 class KeptEntries:
-    """A backend of torch's `RemoteCache` (`get`/`put` over bytes) on the job's kept share."""
+    """The body of a backend of torch's `RemoteCache` on the job's kept share (`_get`/`_put` over bytes, made a
+    `RemoteCacheBackend` by launcher.rank.compile_cache.graph_cache.torch_backend)."""
 
-    def __init__(self, share: Callable[[], KeptShare | JobShare | None], once: bool) -> None:
-        """`once`: an entry is kept once (an AOTAutograd entry); else each write replaces it (the state of PGO)."""
-        self._share, self._once = share, once
+    once = False  # an entry is kept once (an AOTAutograd entry); else each write replaces it (the state of PGO)
 
-    def get(self, key: str) -> bytes | None:
+    def __init__(self, share: Callable[[], KeptShare | JobShare | None]) -> None:
+        super().__init__()  # torch's RemoteCacheBackend names the backend for its statistics
+        self._share = share
+
+    def _get(self, key: str) -> bytes | None:
         share = self._share()
         return share.fetch(key) if share is not None else None
 
-    def put(self, key: str, data: bytes) -> None:
+    def _put(self, key: str, data: bytes) -> None:
         """Keep `data` (every rank writes its entry: where `once`, only the first is kept)."""
         share = self._share()
-        if share is not None and not (self._once and share.fetch(key) is not None):
+        if share is not None and not (self.once and share.fetch(key) is not None):
             share.publish(key, data)
+
+
+class AutogradEntries(KeptEntries):
+    """The AOTAutograd entries: each kept once."""
+
+    once = True
+
+
+class PgoState(KeptEntries):
+    """Torch's profile-guided state of the job: each write replaces it."""
 
 
 def switch_on_autograd(config: ModuleType) -> None:
