@@ -156,7 +156,7 @@ def publish_file(path: str | Path, text: str | bytes) -> None:
 
 
 logger = logging.getLogger(__name__)
-_POLL_SECONDS = 0.05
+_POLL_SECONDS = 0.05  # how often a lock another process holds is tried again (no process of ours is watched)
 
 
 def lock_within(fd: int, seconds: float) -> bool:

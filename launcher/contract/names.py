@@ -14,7 +14,7 @@ __all__ = [
     "SUCCESS_STATUS", "FAILURE_STATUS", "VALIDATION_STATUS", "TIMEOUT_STATUS", "SIGNAL_STATUS_BASE",
     "REFUSAL_PHRASE", "START_REFUSAL_PHRASE", "RENDEZVOUS_FAILURE_PHRASE", "LAUNCH_PATH_VAR", "STORE_FD_VAR",
     "AGREEMENT_VAR", "ERROR_FILE_VAR", "PARENT_DEATH_SIGNAL", "STACKS_SIGNAL", "STACKS_DIR_VAR", "STACKS_FILE",
-    "COMPILE_STATE_FILE", "PROGRESS_FILE",
+    "COMPILE_STATE_FILE", "PROGRESS_FILE", "PROCESS_CHECK_SECONDS",
     "INTERNAL_VARS", "HEAD_VARS", "COMPILE_CACHE_VAR", "COMPILE_SECRET_VAR", "COMPILE_CACHE_MODES",
     "COMPILE_WAIT_SECONDS", "COMPILE_STORE_SECONDS", "COMPILE_DIR_VAR", "COMPILE_KEY_FILE_VAR",
 ]
@@ -94,6 +94,10 @@ STOP_ON_STDIN_EOF = "--stop-on-stdin-eof"
 # torchrun's defaults: the port a fixed endpoint gets, and the run id of nodes started by hand without one.
 DEFAULT_MASTER_PORT = 29500
 TORCHRUN_RUN_ID = "none"
+
+# How often the launcher looks at the processes it waits for (its ranks as they stop, a hostfile's node launchers,
+# the leftovers of the end-of-job sweep), and so how soon it acts on an exit, or on a stop a second signal hurried.
+PROCESS_CHECK_SECONDS = 0.05
 
 # Exit statuses, the one table of them (docs/CONTRACT.md, section 4; docs/RELIABILITY.md): an error class
 # carries its own as `exit_status` (launcher/errors.py), and no other module writes a status as a number.

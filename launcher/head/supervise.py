@@ -6,10 +6,11 @@ import os
 import resource
 import shutil
 import subprocess
-import time
 from collections.abc import Sequence
 
-from launcher.contract.names import SUCCESS_STATUS
+import psutil
+
+from launcher.contract.names import PROCESS_CHECK_SECONDS, SUCCESS_STATUS
 from launcher.errors import FlagConflictError, OpenFilesError
 from launcher.head.runners import RUNNERS, LaunchCommand
 from launcher.signal_rules import exit_status
@@ -17,7 +18,6 @@ from launcher.signal_rules import stop_action, stop_outcome
 
 __all__ = ["supervise", "make_room_for", "check_runner_found"]
 
-_POLL_SECONDS = 0.05
 _SPARE_FILES = 64  # the launcher's own: its streams, a Popen's short-lived pipes, its modules
 
 
@@ -46,36 +46,34 @@ def make_room_for(commands: Sequence[LaunchCommand]) -> None:
 def supervise(commands: Sequence[LaunchCommand], grace_seconds: float) -> tuple[int, str | None]:
     """Start every command (no shell), wait; returns (exit status, message for the user or None)."""
     received: list[int] = []
-    processes: list[subprocess.Popen] = []
+    processes: list[psutil.Popen] = []
     with stop_action(received.append):  # every stop signal (launcher/signal_rules.py) stops every node
         try:
             for command in commands:
-                processes.append(subprocess.Popen(command.argv, env={**os.environ, **command.env},
-                                                  stdin=subprocess.PIPE))
+                processes.append(psutil.Popen(command.argv, env={**os.environ, **command.env},
+                                              stdin=subprocess.PIPE))
             return _wait(commands, processes, received, grace_seconds)
         finally:
             _stop(commands, processes, grace_seconds)
 
 
 def _wait(commands, processes, received, grace_seconds) -> tuple[int, str | None]:
+    alive = list(processes)
     while True:
         if received:
             return stop_outcome(received[0], "every node was stopped")
-        running = False
         for command, process in zip(commands, processes):
             status = process.poll()
-            if status is None:
-                running = True
-            elif status != 0:
+            if status is not None and status != 0:
                 hosts = command.host or "every node"
                 shown = exit_status(status)
                 return shown, f"the node launcher on {hosts} exited with status {shown}; every other node was stopped"
-        if not running:
+        if not alive:
             return SUCCESS_STATUS, None
-        time.sleep(_POLL_SECONDS)
+        _, alive = psutil.wait_procs(alive, timeout=PROCESS_CHECK_SECONDS)
 
 
-def _stop(commands: Sequence[LaunchCommand], processes: Sequence[subprocess.Popen], grace_seconds: float) -> None:
+def _stop(commands: Sequence[LaunchCommand], processes: Sequence[psutil.Popen], grace_seconds: float) -> None:
     """Close every runner's stdin; give those that reach one node time to end by themselves (the node launcher on
     the far side stops its ranks when its stdin closes, then the connection ends), then SIGTERM, then SIGKILL."""
     for process in processes:
@@ -90,12 +88,6 @@ def _stop(commands: Sequence[LaunchCommand], processes: Sequence[subprocess.Pope
         process.wait()
 
 
-def _wait_all(processes: Sequence[subprocess.Popen], seconds: float) -> list[subprocess.Popen]:
+def _wait_all(processes: Sequence[psutil.Popen], seconds: float) -> list[psutil.Popen]:
     """Wait up to `seconds` in all for `processes`; return those still running."""
-    deadline = time.monotonic() + seconds
-    for process in processes:
-        try:
-            process.wait(timeout=max(0.01, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            pass
-    return [process for process in processes if process.poll() is None]
+    return psutil.wait_procs(processes, timeout=seconds)[1]

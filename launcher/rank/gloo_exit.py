@@ -23,7 +23,7 @@ __all__ = ["GLOO_THREAD", "SETTLE_SECONDS", "settle", "settle_gloo_at_exit"]
 
 GLOO_THREAD = "pt_gloo_runloop"  # the name torch's ProcessGroupGloo gives its worker threads
 SETTLE_SECONDS = 2.0
-_POLL_SECONDS = 0.001
+_POLL_SECONDS = 0.001  # a rank's exit waits on it: each sleep only hands the GIL to a thread that wants it
 _IDLE_POLLS = 3  # polls in a row that find every gloo thread asleep
 
 

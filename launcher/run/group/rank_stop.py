@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from launcher.contract.names import PARENT_DEATH_SIGNAL
+from launcher.contract.names import PARENT_DEATH_SIGNAL, PROCESS_CHECK_SECONDS
 from launcher.run.scope.job_signals import StopState
 from launcher.run.stacks.rank_answers import signal_state
 from launcher.run.group.terminal_lines import terminal
@@ -30,7 +30,6 @@ from launcher.signal_rules import signal_name
 
 __all__ = ["signal_for", "stop_ranks"]
 
-_HURRY_CHECK_SECONDS = 0.05
 _AFTER_KILL_SECONDS = 10.0  # a process in uninterruptible sleep is left to the sweep
 _BOOTSTRAP = b"launcher.rank.bootstrap"
 
@@ -45,7 +44,7 @@ def stop_ranks(ranks: Mapping[int, subprocess.Popen], signum: int, window: float
             _to_session(process.pid, signal_for(process.pid, signum))
         deadline = sent + window
         while _running(ranks) and not stopping.hurried and time.monotonic() < deadline:
-            wait(min(_HURRY_CHECK_SECONDS, max(0.0, deadline - time.monotonic())))
+            wait(min(PROCESS_CHECK_SECONDS, max(0.0, deadline - time.monotonic())))
         left = _running(ranks)
         for process in left.values():
             _to_session(process.pid, signal.SIGKILL)
@@ -53,7 +52,7 @@ def stop_ranks(ranks: Mapping[int, subprocess.Popen], signum: int, window: float
             _say_killed(sorted(left), time.monotonic() - sent, signum, window, bool(stopping.hurried))
         give_up = time.monotonic() + _AFTER_KILL_SECONDS
         while _running(ranks) and time.monotonic() < give_up:
-            wait(_HURRY_CHECK_SECONDS)
+            wait(PROCESS_CHECK_SECONDS)
     return sorted(left)
 
 

@@ -42,7 +42,9 @@ from launcher.signal_rules import start_thread
 __all__ = ["MOST_STARTS", "keeper"]
 
 _CENSUS_SECONDS = 1.0  # while the launcher lives
-_POLL_SECONDS = 0.1  # in the grace window
+# In the grace window; not PROCESS_CHECK_SECONDS (launcher/contract/names.py): each look walks every process's
+# /proc entry, and nothing waits on the keeper's answer, so it looks half as often.
+_POLL_SECONDS = 0.1
 _KILL_PASSES = 5  # a process forking while it is killed leaves a child the next pass finds
 MOST_STARTS = 10  # a keeper that keeps dying is not started again for good: the job ends instead
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import psutil
 
+from launcher.contract.names import PROCESS_CHECK_SECONDS
 from launcher.prctl import PR_SET_CHILD_SUBREAPER, prctl
 from launcher.run.scope.job_signals import StopState
 from launcher.signal_rules import start_thread
@@ -29,7 +30,6 @@ __all__ = ["become_subreaper", "child_pids", "reaping_adopted", "reap_adopted", 
            "unspare"]
 
 logger = logging.getLogger(__name__)
-_HURRY_CHECK_SECONDS = 0.05
 _REAP_SECONDS = 0.5
 _spared: set[int] = set()  # the job's keeper (launcher/run/scope/job_keeper.py): no attempt's sweep ends it
 
@@ -110,7 +110,8 @@ def sweep_descendants(grace_seconds: float, stopping: StopState) -> list[int]:
         _quietly(process.terminate)
     alive, deadline = leftovers, time.monotonic() + grace_seconds
     while alive and not stopping.hurried and time.monotonic() < deadline:
-        _, alive = psutil.wait_procs(alive, timeout=min(_HURRY_CHECK_SECONDS, max(0.0, deadline - time.monotonic())))
+        left = max(0.0, deadline - time.monotonic())
+        _, alive = psutil.wait_procs(alive, timeout=min(PROCESS_CHECK_SECONDS, left))
     for process in alive:
         _quietly(process.kill)
     psutil.wait_procs(alive, timeout=5)

@@ -31,6 +31,8 @@ __all__ = ["RankAnswer", "ask_ranks", "read_compile_state", "signal_state", "ANS
 
 ANSWER_SECONDS = 2.0
 BUSY_SECONDS = 30.0
+# Shorter than PROCESS_CHECK_SECONDS (launcher/contract/names.py): a user waits on `stacks`, and each look only
+# checks the size of the ranks' dump files.
 _POLL_SECONDS = 0.02
 
 
