@@ -19,6 +19,8 @@ import os
 import sys
 import time
 
+from launcher.proc_stat import read_stat
+
 __all__ = ["GLOO_THREAD", "SETTLE_SECONDS", "settle", "settle_gloo_at_exit"]
 
 GLOO_THREAD = "pt_gloo_runloop"  # the name torch's ProcessGroupGloo gives its worker threads
@@ -53,12 +55,7 @@ def _a_gloo_thread_runs() -> bool:
     except OSError:
         return False
     for task in tasks:
-        try:
-            with open(f"/proc/self/task/{task}/stat", "rb") as handle:
-                stat = handle.read()
-        except OSError:
-            continue  # the thread ended meanwhile
-        name_end = stat.rfind(b")")
-        if stat[stat.find(b"(") + 1:name_end] == GLOO_THREAD.encode() and stat[name_end + 2:name_end + 3] == b"R":
+        stat = read_stat(f"/proc/self/task/{task}/stat")  # None: the thread ended meanwhile
+        if stat is not None and stat.name == GLOO_THREAD and stat.state == "R":
             return True
     return False

@@ -32,9 +32,9 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 from launcher.contract.names import LAUNCHER_PID_VAR
+from launcher.proc_stat import ProcStat, read_stat
 from launcher.run.scope.reaper import spare, unspare
 from launcher.run.group.terminal_lines import terminal
 from launcher.signal_rules import start_thread
@@ -147,30 +147,6 @@ def _keep(launcher_pid: int, grace_seconds: float) -> None:
             _kill(pid, start)
 
 
-@dataclass(frozen=True)
-class _ProcStat:
-    """What a look needs of one process, from /proc/PID/stat."""
-
-    pid: int
-    parent: int
-    group: int
-    session: int
-    start: int  # clock ticks since boot: with the pid, the process's identity
-    ended: bool  # a zombie: it holds its ids, and nothing is left to end
-
-
-def _proc_stat(pid: int) -> _ProcStat | None:
-    """`pid`'s stat, or None when it is gone (or unreadable)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            text = handle.read()
-        fields = text.rpartition(b")")[2].split()  # the command's name, in parentheses, may hold anything
-        parent, group, session, start = (int(fields[index]) for index in (1, 2, 3, 19))
-        return _ProcStat(pid, parent, group, session, start, fields[0] in (b"Z", b"X"))
-    except (OSError, ValueError, IndexError):
-        return None
-
-
 def _kill(pid: int, start: int) -> None:
     """SIGKILL `pid` if it is still the process that started at `start` (checked through a pidfd: no race with a
     recycled pid)."""
@@ -179,7 +155,7 @@ def _kill(pid: int, start: int) -> None:
     except OSError:
         return
     try:
-        stat = _proc_stat(pid)
+        stat = read_stat(f"/proc/{pid}/stat")
         if stat is not None and stat.start == start:
             signal.pidfd_send_signal(pidfd, signal.SIGKILL)
     except OSError:
@@ -196,7 +172,7 @@ class JobCensus:
         self._known: dict[int, int] = {}  # pid: start time
         self._sessions: set[int] = set()
         self._groups: set[int] = set()
-        launcher = _proc_stat(launcher_pid)
+        launcher = read_stat(f"/proc/{launcher_pid}/stat")
         self._launcher_start = launcher.start if launcher is not None else None
         # The launcher's own session and group are the user's shell's: never the job's.
         self._foreign = {launcher.session, launcher.group} if launcher is not None else set()
@@ -205,7 +181,7 @@ class JobCensus:
         """The job's live processes now (pid: start time); what it found is known from now on."""
         table = {}
         for name in os.listdir("/proc"):
-            if name.isdigit() and int(name) != self._own and (stat := _proc_stat(int(name))) is not None:
+            if name.isdigit() and int(name) != self._own and (stat := read_stat(f"/proc/{name}/stat")) is not None:
                 table[stat.pid] = stat
         self._known = {pid: start for pid, start in self._known.items() if pid in table and table[pid].start == start}
         below: dict[int, set[int]] = {}  # a pid: its children, and the members of a session or group it is the id of
@@ -232,7 +208,7 @@ class JobCensus:
         return {pid: start for pid, start in self._known.items() if not table[pid].ended}
 
     @staticmethod
-    def _members(table: dict[int, _ProcStat], ids: set[int]) -> list[int]:
+    def _members(table: dict[int, ProcStat], ids: set[int]) -> list[int]:
         return [stat.pid for stat in table.values() if stat.session in ids or stat.group in ids]
 
 

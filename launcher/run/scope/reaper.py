@@ -23,6 +23,7 @@ import psutil
 
 from launcher.contract.names import PROCESS_CHECK_SECONDS
 from launcher.prctl import PR_SET_CHILD_SUBREAPER, prctl
+from launcher.proc_stat import read_stat
 from launcher.run.scope.job_signals import StopState
 from launcher.signal_rules import start_thread
 
@@ -61,12 +62,8 @@ def reap_adopted() -> list[int]:
     """Reap every child that has ended and leads no session (so is no rank); return their pids."""
     reaped = []
     for pid in child_pids():
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
-        except OSError:
-            continue
-        state, _ppid, _group, session = stat.rpartition(")")[2].split()[:4]
-        if state != "Z" or int(session) == pid:
+        stat = read_stat(f"/proc/{pid}/stat")
+        if stat is None or stat.state != "Z" or stat.session == pid:
             continue
         try:
             if os.waitpid(pid, os.WNOHANG)[0] == pid:
