@@ -62,7 +62,8 @@ def private_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Non
     torch's own inductor cache in that TMPDIR (`torchinductor_<user>`: compiled graphs and kernels, the CPU's vector
     probes, the precompiled header) is one folder for every xdist worker of the session, so that each worker does
     not compile the same kernels cold again. A test about cold compiling names a TORCHINDUCTOR_CACHE_DIR of its own
-    (tests/compile_cache/); inductor locks and writes its cache for processes that share it, as a node's ranks do."""
+    (tests/rank/compile_cache/); inductor locks and writes its cache for processes that share it, as a node's ranks
+    do."""
     made = {"XDG_CACHE_HOME": "cache-home", "XDG_CONFIG_HOME": "config-home", "TMPDIR": "tmp"}
     previous = {name: os.environ.get(name) for name in made}
     for name, folder in made.items():

@@ -15,7 +15,7 @@ from tests.launches import Launcher
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
-KEY = str(Path(__file__).resolve().parents[1] / "scripts" / "device_graph_key.py")
+KEY = str(Path(__file__).resolve().parents[2] / "scripts" / "device_graph_key.py")
 TWO_GPUS = {"PYTHONPATH": str(FAKE_CUDA), "FAULTS_FAKE_CUDA_DEVICES": "2", "ACCEL_ACCELERATOR": "cuda",
             "CUDA_VISIBLE_DEVICES": "6,3"}
 

@@ -1,6 +1,6 @@
-"""One rank's compile cache against the job's store, for tests/compile_cache/test_round_six_store.py: it reaches the
-store as a rank of a job that spans nodes does (its secret, MASTER_ADDR and MASTER_PORT from the environment, at
-its first compile), does what argv[1] names, and prints what it measured as one JSON line on stdout.
+"""One rank's compile cache against the job's store, for tests/rank/compile_cache/test_round_six_store.py: it reaches
+the store as a rank of a job that spans nodes does (its secret, MASTER_ADDR and MASTER_PORT from the environment,
+at its first compile), does what argv[1] names, and prints what it measured as one JSON line on stdout.
 
 - `stranger`: loads graph-0 (the job's own copy), then asks for graph-1 and the probe library `cabc`, both
   claimed by a stranger, and graph-2, whose header a stranger planted over big chunks;

@@ -27,7 +27,7 @@ from launcher.rank.compile_cache.node_share import NodeShare, private_folder
 from tests.launches import Launcher, clean_environ
 
 SECRET = "the job's secret, both nodes"
-ROOT = str(Path(__file__).resolve().parents[2])
+ROOT = str(Path(__file__).resolve().parents[3])
 STORE_RANK = str(Path(__file__).resolve().parent / "store_rank.py")
 # The job's store, in a process of its own (the store's node): it prints its port, then serves.
 STORE = ("import time; from datetime import timedelta; from torch.distributed import TCPStore;"

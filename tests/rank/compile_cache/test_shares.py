@@ -99,7 +99,7 @@ def test_a_rank_waits_for_the_node_lock_then_loads_the_nodes_copy(tmp_path: Path
         "from launcher.rank.compile_cache.node_share import NodeShare; node = NodeShare(Path(sys.argv[2]));"
         "assert node.lock('graph', 5) == (True, False); print('held', flush=True); time.sleep(1);"
         "node.write('graph', b'from the compiling rank'); node.unlock('graph'); time.sleep(30)"),
-        str(Path(__file__).resolve().parents[2]), str(folder)], stdout=subprocess.PIPE, text=True)
+        str(Path(__file__).resolve().parents[3]), str(folder)], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "held"
         cache = GraphCache(NodeShare(folder), lambda: None, KernelFiles(tmp_path), wait_seconds=20)
@@ -116,7 +116,7 @@ def test_a_lock_whose_holder_died_is_free_at_once(tmp_path: Path) -> None:
         "import sys, os; from pathlib import Path; sys.path.insert(0, sys.argv[1]);"
         "from launcher.rank.compile_cache.node_share import NodeShare;"
         "NodeShare(Path(sys.argv[2])).lock('graph', 5); os._exit(9)"),
-        str(Path(__file__).resolve().parents[2]), str(folder)], check=False)
+        str(Path(__file__).resolve().parents[3]), str(folder)], check=False)
     started = time.monotonic()
     assert NodeShare(folder).lock("graph", 20)[0]
     assert time.monotonic() - started < 2

@@ -17,7 +17,7 @@ from tests.launches import Launcher, clean_environ
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
-STEP = str(Path(__file__).resolve().parents[1] / "scripts" / "compiled_ddp_step.py")
+STEP = str(Path(__file__).resolve().parents[2] / "scripts" / "compiled_ddp_step.py")
 RECORD_CXX = str(Path(__file__).resolve().parent / "record_cxx.sh")
 
 
