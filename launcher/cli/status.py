@@ -1,7 +1,9 @@
-"""`accel-launch status [PID]`: one row per rank of a running job on this host (docs/CONTRACT.md section 9): its
-phase, steps, seconds a step, the age of its last step, CPU and memory, the odd ones first; `--watch` redraws the
-table in place (at a terminal; elsewhere one table after another) until the job ends. PID is the launcher's;
-without it, the one job of this user here. Nothing is asked of the ranks: they go on as before.
+"""`accel-launch status [PID]`: one row per rank of a running job (docs/CONTRACT.md section 9): its phase, steps,
+seconds a step, the age of its last step, CPU and memory, the odd ones first; `--watch` redraws the table in place
+(at a terminal; elsewhere one table after another) until the job ends. PID is the launcher's on this host; without
+it, the one job of this user here. On a job of several nodes the other nodes' ranks come from the job's store
+(launcher/run/watch/node_rows.py), and one line says which nodes are not shown, and why. Nothing is asked of the
+ranks: they go on as before.
 """
 
 from __future__ import annotations
@@ -31,26 +33,35 @@ _WATCH_SECONDS = 1.0
 def status_command(pid: int | None, watch: bool) -> None:
     """Print one row per rank of a running job: phase, steps, seconds a step, CPU, memory; the odd ones first.
 
-    PID is the launcher's (without it: the one job of yours on this host). Exit status 2 when no such job runs.
-    Only this node's ranks: on a job of several nodes, run it on each node.
+    PID is the launcher's on this host (without it: the one job of yours here). Exit status 2 when no such job
+    runs. On a job of several nodes, every node's ranks, the others' as their nodes last published them (every 5 s)
+    in the job's store; where it is not reached within 2 s, this node's, and one line saying so.
 
     \b
     Example:
       accel-launch status --watch 12345
     """
     from launcher.run.stacks.find_job import find_job
-    from launcher.run.watch.status_rows import format_rows, status_rows
+    from launcher.run.watch.node_rows import OtherNodes
+    from launcher.run.watch.status_rows import format_rows, local_facts, status_rows
 
     try:
         job = find_job(pid)
     except LaunchError as exc:
         fail_with(STATUS_PROG, exc)
     redraw = watch and sys.stdout.isatty()
+    others = OtherNodes(job)
     while True:
         host = this_host()
-        rows = status_rows(job.ranks, job.folder, host)
-        lines = [one_line(f"accel-launch status: job {job.launcher_pid} on {host} (this node's ranks), "
-                          f"{len(job.ranks)} rank(s): {job.command}"), *format_rows(rows)]
+        read = others.read()  # first: this node's rows are then the newer
+        facts = local_facts(job.ranks, job.folder, host)
+        facts += [fact for fact in read.facts if fact.rank not in job.ranks]
+        nodes = f" on {read.shown} of {read.nodes} nodes" if read.nodes > 1 else ""
+        lines = [one_line(f"accel-launch status: job {job.launcher_pid} on {host}, {len(facts)} rank(s){nodes}: "
+                          f"{job.command}")]
+        if read.missing:
+            lines.append(one_line(f"accel-launch status: {read.missing}"))
+        lines += format_rows(status_rows(facts))
         click.echo((_REDRAW if redraw else "") + "\n".join(lines))
         if not watch:
             return

@@ -34,6 +34,7 @@ from launcher.rank.library_bridges import bridge_deepspeed, bridge_transformers
 from launcher.rank.node_agreement import agree_at_first_init
 from launcher.rank.progress import note_progress
 from launcher.rank.refusal import refuse
+from launcher.rank.status_publisher import publish_status_at_first_init
 from launcher.rank.store_host import host_store_when_imported
 
 __all__ = ["main"]
@@ -62,6 +63,7 @@ def main(argv: list[str] | None = None) -> None:
             answer_stack_requests()
             note_compiles()
             note_progress()
+            publish_status_at_first_init()  # before share_compiles takes the job's secret out of the environment
         accelerator = install_backend()
         bridge_deepspeed(accelerator)
         bridge_transformers(accelerator)

@@ -1,6 +1,7 @@
 """A rank's progress as the launcher reads it from the rank's file (launcher/rank/progress.py): without blocking, a
 regular file only, a bounded number of bytes (launcher/shared_files.py); a file that is missing, short or not ours
-reads as no progress yet.
+reads as no progress yet. `accel-launch status` reads another node's ranks from the same bytes, as their node
+published them (`parse_progress`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from launcher.contract.names import PROGRESS_FILE
 from launcher.rank.progress import HEADER, MAGIC, PHASES, RECORD_BYTES, RING, SLOT
 from launcher.shared_files import UnsafeFileError, read_user_start
 
-__all__ = ["RankProgress", "read_progress", "STARTING"]
+__all__ = ["RankProgress", "read_progress", "parse_progress", "STARTING"]
 
 STARTING = PHASES[0]
 _RECENT = 16  # the steps whose median is a rank's usual step: a one-off pause among them does not move it
@@ -52,6 +53,12 @@ def read_progress(folder: Path, rank: int) -> RankProgress:
                                       follow_symlinks=False)
     except UnsafeFileError:
         return RankProgress()
+    return parse_progress(data)
+
+
+def parse_progress(data: bytes) -> RankProgress:
+    """A rank's progress from its record's bytes (read here, or published by its node: launcher/rank/node_summary.py);
+    RankProgress() when they are short or not the rank's format."""
     if len(data) < HEADER.size:
         return RankProgress()
     magic, phase, steps, started = HEADER.unpack_from(data)
