@@ -17,6 +17,7 @@ __all__ = [
     "COMPILE_STATE_FILE", "PROGRESS_FILE", "PROCESS_CHECK_SECONDS",
     "INTERNAL_VARS", "HEAD_VARS", "COMPILE_CACHE_VAR", "COMPILE_SECRET_VAR", "COMPILE_CACHE_MODES",
     "COMPILE_WAIT_SECONDS", "COMPILE_STORE_SECONDS", "COMPILE_DIR_VAR", "COMPILE_KEY_FILE_VAR",
+    "COMPILE_STORE_VAR",
 ]
 
 # The compile backend: the user may set it; every rank gets it resolved, with the level it came from.
@@ -40,6 +41,10 @@ COMPILE_STORE_SECONDS = 10
 # user's own key (nodes started one by one), the file it was read from.
 COMPILE_DIR_VAR = "ACCEL_COMPILE_CACHE_DIR"
 COMPILE_KEY_FILE_VAR = "ACCEL_COMPILE_KEY_FILE"
+# Where a restartable job of several nodes keeps its compiled graphs: the rendezvous's store ("host:port"), which the
+# node agents host for the whole job, where each attempt's rank 0 hosts a store of its own that dies with it. A node
+# that replaces another in a restart, its cache empty, loads the graphs from there.
+COMPILE_STORE_VAR = "ACCEL_COMPILE_STORE"
 
 # What every rank gets beyond torchrun's own variables.
 ACCELERATOR_VAR = "ACCEL_ACCELERATOR"
@@ -86,7 +91,7 @@ NODE_COUNT_VAR = "ACCEL_NODE_COUNT"
 # The launcher's own variables, which it sets for its children only: what the user's environment or a parent launch
 # left of them is never trusted, but removed where the launcher starts (docs/RELIABILITY.md, "Internal variables").
 # A node launcher keeps HEAD_VARS, its job from its head, until it has read them.
-INTERNAL_VARS = (STORE_FD_VAR, LAUNCHER_PID_VAR, BACKEND_SOURCE_VAR, AGREEMENT_VAR, STACKS_DIR_VAR)
+INTERNAL_VARS = (STORE_FD_VAR, LAUNCHER_PID_VAR, BACKEND_SOURCE_VAR, AGREEMENT_VAR, STACKS_DIR_VAR, COMPILE_STORE_VAR)
 HEAD_VARS = (NODE_JOB_VAR,)
 # The node launcher's one flag: stop its ranks when its standard input closes (the head's ssh went away).
 STOP_ON_STDIN_EOF = "--stop-on-stdin-eof"

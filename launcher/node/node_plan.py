@@ -13,9 +13,9 @@ from types import MappingProxyType
 
 from accelerators import Accelerator, accelerator_class
 from launcher.contract.engine_options import parse_std
-from launcher.contract.job_config import STDERR, STDOUT, JobConfig, NodePlan
-from launcher.contract.names import (COMPILE_CACHE_VAR, CPU_BINDING_VAR, DEFAULT_MASTER_PORT, LAUNCHER_PID_VAR,
-                                     SIGNALS_VAR)
+from launcher.contract.job_config import AGREEMENT_PREFIX, STDERR, STDOUT, JobConfig, NodePlan, Rendezvous
+from launcher.contract.names import (COMPILE_CACHE_VAR, COMPILE_STORE_VAR, CPU_BINDING_VAR, DEFAULT_MASTER_PORT,
+                                     LAUNCHER_PID_VAR, SIGNALS_VAR)
 from launcher.node.addresses import Placement, place_node
 from launcher.node.node_env import (check_binding_env, check_virtual_devices, core_binding, flight_recorder_environment,
                                     node_environment, physical_cores)
@@ -54,7 +54,7 @@ def plan_node(job: JobConfig, accelerator: str, node_rank: int, environ: Mapping
     if job.settings.engine.virtual_local_rank:
         check_virtual_devices(local_world_size, device.visible_devices_env, {**seen, **rank_env})
     ranks_environ = {**environ, **rank_env}
-    ranks_environ.update(_restart_environment(job, ranks_environ))
+    ranks_environ.update(_restart_environment(job, ranks_environ, meeting))
     ranks_environ.update({LAUNCHER_PID_VAR: str(os.getpid()), SIGNALS_VAR: job.settings.engine.signals_to_handle})
     return NodePlan(job=job, accelerator=accelerator, node_rank=node_rank, local_world_size=local_world_size,
                     node_env=node_env, rendezvous=meeting, engine_reason=reason, run_id=run_id(job),
@@ -94,11 +94,17 @@ def _asked(job: JobConfig, flag: str, local_world_size: int) -> list[int]:
     return [asked if isinstance(asked, int) else asked.get(rank, 0) for rank in range(local_world_size)]
 
 
-def _restart_environment(job: JobConfig, environ: Mapping[str, str]) -> dict[str, str]:
+def _restart_environment(job: JobConfig, environ: Mapping[str, str], meeting: Rendezvous) -> dict[str, str]:
     """The variables the agent needs for restartable groups (restarts allowed, or a node range that admits new
-    nodes): rank 0 of each attempt hosts a fresh store at a port chosen for that attempt. A value the user set is
-    kept."""
+    nodes): rank 0 of each attempt hosts a fresh store at a port chosen for that attempt (a value the user set is
+    kept). With several nodes meeting at a known port, the job's compiled graphs are kept in the rendezvous's store,
+    which outlives the attempts (COMPILE_STORE_VAR)."""
     low, high = job.node_range
-    if (job.settings.max_restarts > 0 or low != high) and SHARE_STORE_VAR not in environ:
-        return {SHARE_STORE_VAR: "1"}
-    return {}
+    if job.settings.max_restarts == 0 and low == high:
+        return {}
+    found = {} if SHARE_STORE_VAR in environ else {SHARE_STORE_VAR: "1"}
+    port = meeting.endpoint.rpartition(":")[2]
+    kind = meeting.backend.removeprefix(AGREEMENT_PREFIX)
+    if high > 1 and kind in ("c10d", "static") and port.isdigit() and int(port) > 0:
+        found[COMPILE_STORE_VAR] = meeting.endpoint
+    return found

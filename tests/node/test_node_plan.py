@@ -11,7 +11,7 @@ import pytest
 
 from launcher.contract.engine_options import EngineOptions
 from launcher.contract.job_config import JobConfig, RunSettings
-from launcher.contract.names import LAUNCHER_PID_VAR
+from launcher.contract.names import COMPILE_STORE_VAR, LAUNCHER_PID_VAR
 from launcher.contract.program import Program
 from launcher.contract.resolved_backend import ResolvedBackend
 from launcher.errors import UsageError
@@ -78,6 +78,20 @@ def test_the_path_is_decided_where_the_plan_is_made() -> None:
 
 def _two_nodes() -> JobConfig:
     return dataclasses.replace(_job(nproc=2, master_port=29555), nnodes="2")
+
+
+@pytest.mark.parametrize(("nnodes", "restarts", "endpoint", "backend", "expected"), [
+    ("2", 1, "hosta:29400", "c10d", "hosta:29400"),   # the rendezvous's store outlives each attempt's rank 0
+    ("1:2", 0, "hosta:29400", "c10d", "hosta:29400"),  # a range admits a node that joins later
+    ("2", 0, "hosta:29400", "c10d", None),              # no restart: rank 0's store lives as long as the job
+    ("1", 1, "", "c10d", None),                         # one node: its ranks share through the node's copies
+    ("2", 1, "hosta", "c10d", None),                    # no port given: not known to the ranks
+])
+def test_a_restartable_job_of_several_nodes_keeps_its_graphs_in_the_rendezvous_store(
+        nnodes: str, restarts: int, endpoint: str, backend: str, expected: str | None) -> None:
+    job = dataclasses.replace(_job(nproc=1, max_restarts=restarts, rdzv_backend=backend), nnodes=nnodes,
+                              rdzv_endpoint=endpoint)
+    assert plan_node(job, "cpu", 0, {}).environ.get(COMPILE_STORE_VAR) == expected
 
 
 def test_each_rank_is_placed_as_torchruns_static_form_places_it() -> None:

@@ -1,13 +1,12 @@
 """A nanoGPT-like first step: a small MLP under DDP and torch.compile (the resolved backend), one training step,
 then what inductor's counters say this rank compiled and loaded, into $RECORD_DIR/rank-<RANK>.json. With
 $FAIL_FIRST_ATTEMPT, the first attempt then empties the node's inductor cache (as a node replaced by a fresh one)
-and fails."""
+and fails, while the job's other ranks wait for it in a barrier."""
 
 import gc
 import json
 import os
 import shutil
-import sys
 import time
 
 import torch
@@ -46,15 +45,16 @@ def main() -> None:
     }
     with open(os.path.join(os.environ["RECORD_DIR"], f"rank-{os.environ['RANK']}.json"), "w") as handle:
         json.dump(record, handle)
+    if os.environ.get("FAIL_FIRST_ATTEMPT") and record["attempt"] == "0":
+        shutil.rmtree(os.environ["TORCHINDUCTOR_CACHE_DIR"])
+        os._exit(1)  # while the other ranks wait in the barrier below: their attempt fails too, and every node restarts
+    dist.barrier()
     # The DDP reducer lets go of the process group first: freed last inside the reducer, gloo's group joins its
     # worker thread with the GIL held while that thread waits for the GIL (a deadlock seen in torch 2.13 with a
     # compiled model); freed by destroy_process_group, torch releases the GIL around it.
     del ddp, optimizer, loss
     gc.collect()
     dist.destroy_process_group()
-    if os.environ.get("FAIL_FIRST_ATTEMPT") and record["attempt"] == "0":
-        shutil.rmtree(os.environ["TORCHINDUCTOR_CACHE_DIR"])
-        sys.exit(1)
 
 
 if __name__ == "__main__":

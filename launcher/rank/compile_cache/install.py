@@ -20,7 +20,7 @@ from types import ModuleType
 from typing import Any
 
 from launcher.contract.names import (COMPILE_CACHE_VAR, COMPILE_DIR_VAR, COMPILE_KEY_FILE_VAR, COMPILE_SECRET_VAR,
-                                     COMPILE_WAIT_SECONDS)
+                                     COMPILE_STORE_VAR, COMPILE_WAIT_SECONDS)
 from launcher.rank.after_import import after_import
 from launcher.rank.compile_cache.graph_cache import GraphCache, NoSharing, torch_backend
 from launcher.rank.compile_cache.job_share import JobShare
@@ -40,9 +40,10 @@ def share_compiles() -> None:
     mode = os.environ.get(COMPILE_CACHE_VAR, "")
     secret = os.fsencode(os.environ.pop(COMPILE_SECRET_VAR, ""))  # its bytes as given, UTF-8 or not
     folder = os.environ.get(COMPILE_DIR_VAR, "") if mode in ("job", "node") else ""
-    if mode not in ("job", "node") or (os.environ.get("WORLD_SIZE", "1") == "1" and not folder):
+    may_grow = bool(os.environ.get(COMPILE_STORE_VAR))  # several nodes, or a node joining later, in a later attempt
+    if mode not in ("job", "node") or (os.environ.get("WORLD_SIZE", "1") == "1" and not folder and not may_grow):
         return
-    several_nodes = os.environ.get("WORLD_SIZE") != os.environ.get("LOCAL_WORLD_SIZE")
+    several_nodes = os.environ.get("WORLD_SIZE") != os.environ.get("LOCAL_WORLD_SIZE") or may_grow
     several_nodes = several_nodes and mode == "job" and bool(secret)
     sharing = _Sharing(secret if several_nodes else b"", folder)
     after_import("torch._inductor.remote_cache", sharing.serve)
@@ -205,11 +206,14 @@ class _Sharing:
 
     def _reach_job(self) -> JobShare | None:
         """The job's copies across nodes, once the job's store was reached (within COMPILE_STORE_SECONDS, said once
-        if not: launcher.rank.compile_cache.store_calls) and every node signs with this rank's key."""
-        try:
-            store = connect(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]))
-        except (KeyError, ValueError):
+        if not: launcher.rank.compile_cache.store_calls) and every node signs with this rank's key. The job's store
+        is the rendezvous's where the launcher names it (COMPILE_STORE_VAR: it outlives a restart), else rank 0's."""
+        address = os.environ.get(COMPILE_STORE_VAR) or f"{os.environ.get('MASTER_ADDR', '')}:" \
+                                                        f"{os.environ.get('MASTER_PORT', '')}"
+        host, _, port = address.rpartition(":")
+        if not host or not port.isdigit():
             return None
+        store = connect(host.strip("[]"), int(port))
         try:
             with quiet_cpp_logs():
                 same = store is not None and check_same_key(store, self._secret, os.environ.get(COMPILE_KEY_FILE_VAR))
@@ -217,8 +221,11 @@ class _Sharing:
             return None
         if not same:
             return None
-        return JobShare(store, self._secret, os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"),
-                        f"{socket.gethostname()} {os.getpid()}", _alive)
+        # Claims belong to one round of the job. torch counts attempts per node (a node restarted for another's
+        # failure may still say 0), so the round is also told by its master port, fresh each round (node_plan.py).
+        attempt = (f"{os.environ.get('TORCHELASTIC_RESTART_COUNT', '0')}@{os.environ.get('MASTER_ADDR', '')}:"
+                   f"{os.environ.get('MASTER_PORT', '')}")
+        return JobShare(store, self._secret, attempt, f"{socket.gethostname()} {os.getpid()}", _alive)
 
 
 def _probe_helpers() -> tuple[Any, Any, Any, Any] | None:

@@ -126,9 +126,24 @@ def test_a_restart_on_an_emptied_node_and_the_next_job_on_fresh_nodes_compile_no
     assert not any(_outputs(tmp_path / f"cxx-next-{node}.log", tmp_path / f"cache-next-{node}") for node in (0, 1))
 
 
-def _run_nodes(tmp_path: Path, name: str, count: int, flags: list[str], extra: dict[str, str]) -> list[list[dict]]:
-    """`count` static nodes of one rank each on loopback (one: a one-node launch), each with a cold cache of its
-    own: each node's records."""
+def test_a_node_replaced_in_a_restart_loads_every_graph_from_the_rendezvous_store_without_a_folder(
+        tmp_path: Path) -> None:
+    """Two nodes meeting at a c10d rendezvous, --max-restarts 1, no compile folder: node 1 loses its inductor cache
+    and fails after its first step (a node replaced by a fresh one). Each attempt's rank 0 hosts a store of its own
+    that dies with it, so the graphs are kept in the rendezvous's store, which the node agents host for the whole
+    job: the fresh node's rank fetches every graph there and compiles none."""
+    nodes = _run_nodes(tmp_path, "replaced", 2, ["--max-restarts", "1", "--rdzv-timeout", "60"], {},
+                       node_extra=({}, {"FAIL_FIRST_ATTEMPT": "1"}), c10d=True)
+    (first,), (replaced,) = nodes
+    # torch counts an attempt per node: node 0's ranks, restarted for the new round, may still say 0
+    assert replaced["attempt"] == "1" and replaced["misses"] == 0 and replaced["fetched_from_job"] > 0, nodes
+    assert first["misses"] == 0, nodes  # node 0 kept its own cache: it loads from there
+
+
+def _run_nodes(tmp_path: Path, name: str, count: int, flags: list[str], extra: dict[str, str],
+               node_extra: tuple[dict[str, str], ...] = (), c10d: bool = False) -> list[list[dict]]:
+    """`count` nodes of one rank each on loopback (one: a one-node launch), static (or meeting at a c10d
+    rendezvous), each with a cold cache of its own and `extra` (node i also `node_extra[i]`): each node's records."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = str(probe.getsockname()[1])
@@ -136,11 +151,14 @@ def _run_nodes(tmp_path: Path, name: str, count: int, flags: list[str], extra: d
     for node_rank in range(count):
         (tmp_path / f"records-{name}-{node_rank}").mkdir()
         env = clean_environ({"RECORD_DIR": str(tmp_path / f"records-{name}-{node_rank}"), **extra,
+                             **(node_extra[node_rank] if node_rank < len(node_extra) else {}),
                              "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / f"cache-{name}-{node_rank}"), "CXX": RECORD_CXX,
                              "CXX_LOG": str(tmp_path / f"cxx-{name}-{node_rank}.log"),
                              "XDG_CONFIG_HOME": str(tmp_path / "home-config")})
         where = ["--nnodes", str(count), "--node-rank", str(node_rank), "--master-addr", "127.0.0.1", "--master-port",
                  port] if count > 1 else []
+        if c10d:
+            where = ["--nnodes", str(count), "--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}"]
         nodes.append(subprocess.Popen([sys.executable, "-m", "launcher", *where, *flags, STEP], cwd=tmp_path, env=env,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     try:

@@ -76,7 +76,8 @@ def rank(mode: str, port: int, tmp_path: Path) -> subprocess.Popen[str]:
 
 def client(port: int, member: str) -> JobShare:
     store = TCPStore("127.0.0.1", port, is_master=False, timeout=timedelta(seconds=10))
-    return JobShare(store, SECRET.encode(), "0", member, lambda claimer: True)
+    # the round a rank of attempt 0 with this master address and port is in (install.py's _reach_job)
+    return JobShare(store, SECRET.encode(), f"0@127.0.0.1:{port}", member, lambda claimer: True)
 
 
 @pytest.mark.slow
