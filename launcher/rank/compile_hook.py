@@ -29,6 +29,7 @@ from launcher.contract.resolved_backend import ResolvedBackend, backend_refusal
 from launcher.rank import node_facts_cache as facts_cache
 from launcher.rank.after_import import after_import
 from launcher.rank.refusal import refuse
+from launcher.rank.torch_seams import holder
 
 __all__ = ["install_compile_hook", "CODE_SOURCE", "install_backend"]
 
@@ -45,13 +46,14 @@ class CompileRule:
         self._judged: set[str] = set()
         self._runnable: tuple[str, ...] | None = None
         self._noted = False
+        self.default_made = False  # the resolved backend became torch's default (else torch's says nothing of the code)
 
     def backend_for(self, backend: Any) -> Any:
         """The backend for a compile whose code passed `backend` (None: none, so torch's default applies)."""
         name = self.accelerator.get_compile_backend()
         resolved = self.accelerator.resolved_compile_backend()
         if backend is None:
-            backend = _torch_default(resolved)
+            backend = _torch_default(resolved) if self.default_made else resolved
         if backend is resolved or (isinstance(backend, str) and backend == name):
             if isinstance(name, str):
                 self._judge(name, self.given.source)
@@ -87,7 +89,7 @@ def install_compile_hook(accelerator: Accelerator, given: ResolvedBackend) -> No
     """Arrange, without importing torch, for every `torch.compile` of this process to follow `CompileRule`."""
     rule = CompileRule(accelerator, given)
     after_import("torch", lambda torch: _wrap_compile(torch, rule))
-    after_import("torch._dynamo.backends.registry", lambda registry: _make_default(registry, accelerator))
+    after_import("torch._dynamo.backends.registry", lambda registry: _make_default(registry, rule))
 
 
 def _wrap_compile(torch: ModuleType, rule: CompileRule) -> None:
@@ -101,18 +103,19 @@ def _wrap_compile(torch: ModuleType, rule: CompileRule) -> None:
     torch.compile = compile
 
 
-def _make_default(registry: ModuleType, accelerator: Accelerator) -> None:
+def _make_default(registry: ModuleType, rule: CompileRule) -> None:
     """The resolved backend as torch's default (`torch.compiler.get_default_backend()`), where torch has one."""
-    set_default = getattr(registry, "set_default_backend", None)
-    if set_default is not None:
-        set_default(accelerator.resolved_compile_backend())
+    found = holder("default_backend_set", registry)
+    if found is not None:
+        getattr(*found)(rule.accelerator.resolved_compile_backend())
+        rule.default_made = True
 
 
 def _torch_default(resolved: Any) -> Any:
     """torch's default backend as the code left it: ours unless the code set its own."""
     registry = sys.modules.get("torch._dynamo.backends.registry")
-    get_default = getattr(registry, "get_default_backend", None)
-    return resolved if get_default is None else get_default()
+    found = holder("default_backend_get", registry) if registry is not None else None
+    return resolved if found is None else getattr(*found)()
 
 
 def _shown(backend: Any) -> str:

@@ -17,13 +17,15 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-__all__ = ["Seam", "SEAMS", "COMPILE_ONCE", "COMPILE_FOLDER", "CPU_PROBES", "COUNTERS", "COMPILE_STATE", "holder",
-           "missing"]
+__all__ = ["Seam", "SEAMS", "COMPILE_ONCE", "COMPILE_FOLDER", "CPU_PROBES", "COUNTERS", "COMPILE_STATE",
+           "DEFAULT_BACKEND", "holder", "missing"]
 
 COMPILE_ONCE = "compile once per job (this rank compiles every graph itself, as under torchrun)"
 COMPILE_FOLDER = "keeping the AOTAutograd entries and profile-guided state (each job traces its graphs again)"
 CPU_PROBES = "sharing inductor's CPU-feature probes across nodes (each node builds its own)"
 COUNTERS = "accel-launch's counts beside inductor's cache hits (torch._dynamo.utils.counters['accel_launch'])"
+DEFAULT_BACKEND = ("the resolved backend as torch's default backend, as torch.compiler.get_default_backend() says it "
+                   "(a torch.compile without a backend still uses it)")
 COMPILE_STATE = "the compile state that `accel-launch stacks` and the watch show (a compiling rank is not named so)"
 
 
@@ -58,6 +60,8 @@ SEAMS: dict[str, Seam] = {
     "counters": Seam("torch._dynamo.utils", "counters", COUNTERS),
     "compile_callbacks": Seam("torch._dynamo", "callback_handler.register_start_callback", COMPILE_STATE),
     "compile_end_callbacks": Seam("torch._dynamo", "callback_handler.register_end_callback", COMPILE_STATE),
+    "default_backend_set": Seam("torch._dynamo.backends.registry", "set_default_backend", DEFAULT_BACKEND),
+    "default_backend_get": Seam("torch._dynamo.backends.registry", "get_default_backend", DEFAULT_BACKEND),
 }
 
 _said: set[str] = set()

@@ -126,43 +126,44 @@ class _Sharing:
 
     def watch_kernels(self, codecache: ModuleType) -> None:
         """Note each C++ library inductor loads, for the graph being compiled (launcher.rank.compile_cache.kernels)."""
-        if holder("load_library", codecache) is None:
+        found = holder("load_library", codecache)
+        if found is None:
             self.off = True
             return
-        cpp = codecache.CppCodeCache
-        original = cpp._load_library.__func__
+        original = getattr(*found).__func__
 
-        def _load_library(cls: type, path: str, key: str) -> Any:
+        def load_library(cls: type, path: str, key: str) -> Any:
             if self._kernels is not None:
                 self._kernels.loaded(path)
             return original(cls, path, key)
 
-        cpp._load_library = classmethod(_load_library)
+        setattr(*found, classmethod(load_library))
 
     def watch_compiles(self, compile_fx: ModuleType) -> None:
         """After each graph's compile, release what it did not publish (GraphCache.compile_ended)."""
-        if holder("compile_fx_inner", compile_fx) is None:
+        found = holder("compile_fx_inner", compile_fx)
+        if found is None:
             self.off = True
             return
-        original = compile_fx._compile_fx_inner
+        original = getattr(*found)
 
         @functools.wraps(original)
-        def _compile_fx_inner(*args: Any, **kwargs: Any) -> Any:
+        def compile_fx_inner(*args: Any, **kwargs: Any) -> Any:
             try:
                 return original(*args, **kwargs)
             finally:
                 if self._cache is not None:
                     self._cache.compile_ended()
 
-        compile_fx._compile_fx_inner = _compile_fx_inner
+        setattr(*found, compile_fx_inner)
 
     def share_probes(self, cpu_vec_isa: ModuleType) -> None:
         """Build each CPU-feature probe library once per job (launcher.rank.compile_cache.probes), under torch's
         own lock for it; left to torch alone where its private names differ from torch 2.13's."""
-        if holder("isa_fingerprint", cpu_vec_isa) is None or holder("check_build", cpu_vec_isa) is None:
+        fingerprinted, built = holder("isa_fingerprint", cpu_vec_isa), holder("check_build", cpu_vec_isa)
+        if fingerprinted is None or built is None:
             return
-        fingerprint = cpu_vec_isa._get_isa_dry_compile_fingerprint
-        original = cpu_vec_isa.VecISA.check_build
+        fingerprint, original = getattr(*fingerprinted), getattr(*built)
         probes = ProbeLibraries(self._job_share)
         owner = os.getpid()
 
@@ -182,7 +183,7 @@ class _Sharing:
                 if claimed:
                     probes.built(name, library)
 
-        cpu_vec_isa.VecISA.check_build = check_build
+        setattr(*built, check_build)
 
     def _job_share(self) -> KeptShare | JobShare | None:
         """The compile folder in front of the job's copies across nodes (reached once, at the first compile; None on
