@@ -3,10 +3,11 @@
 When the user's code imports `torch.optim.optimizer` (torch's own import does; nothing is imported here), one
 global optimizer-step post hook of torch's (`register_optimizer_step_post_hook`) is registered: it sees every
 torch optimizer's step, plain torch's, DeepSpeed's (its CPU Adam included), HF Trainer's and Lightning's. At
-each step it writes, with one `os.pwrite` into this rank's fixed-size file in the launcher's folder
-(PROGRESS_FILE), the step's number, its end (wall clock) and the main thread's CPU time then into a ring of RING
-slots; the header, rewritten only when the phase changes, holds the phase and the program's start. A step costs two
-clock reads and one system call (about 10 microseconds). The launcher reads the file twice a second
+each step it writes into this rank's fixed-size file in the launcher's folder (PROGRESS_FILE), mapped into memory
+(no system call; `os.pwrite` where the file cannot be mapped), the step's number, its end (wall clock) and the main
+thread's CPU time then into a ring of RING slots; the header, rewritten only when the phase changes, holds the phase
+and the program's start. A step costs two clock reads: about 5 microseconds right after a real step (with a system
+call to write, 12; bench/RESULTS-watch.md). The launcher reads the file twice a second
 (launcher/run/watch/): the count of steps is the newest slot's number.
 
 The hook does nothing while dynamo traces (`torch.compiler.is_compiling()`, which dynamo folds to a constant): a
@@ -17,6 +18,7 @@ forks writes nothing.
 from __future__ import annotations
 
 import atexit
+import mmap
 import os
 import struct
 import time
@@ -46,7 +48,7 @@ def note_progress() -> None:
         return
     path = os.path.join(folder, PROGRESS_FILE.format(rank=os.environ.get("RANK", "0")))
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     except OSError:
         return
     record = _Progress(fd)
@@ -60,6 +62,7 @@ class _Progress:
 
     def __init__(self, fd: int) -> None:
         self._fd: int | None = fd
+        self._map = _mapped(fd)
         self._steps = 0
         self._started = time.time()
         self._compiling: Callable[[], bool] = _never
@@ -76,12 +79,8 @@ class _Progress:
         if self._compiling() or self._fd is None:
             return
         self._steps += 1
-        slot = SLOT.pack(self._steps, time.time(), time.thread_time())
-        try:
-            os.pwrite(self._fd, slot, HEADER.size + (self._steps % RING) * SLOT.size)
-        except OSError:
-            self._fd = None
-            return
+        self._write(SLOT.pack(self._steps, time.time(), time.thread_time()),
+                    HEADER.size + (self._steps % RING) * SLOT.size)
         if self._steps == 1:
             self._write_header(_TRAINING)
 
@@ -89,15 +88,31 @@ class _Progress:
         self._write_header(_EXITED)
 
     def leave_to_the_rank(self) -> None:
-        self._fd = None
+        self._fd = self._map = None
 
     def _write_header(self, phase: int) -> None:
+        self._write(HEADER.pack(MAGIC, phase, self._steps, self._started), 0)
+
+    def _write(self, data: bytes, offset: int) -> None:
+        if self._map is not None:
+            self._map[offset:offset + len(data)] = data
+            return
         if self._fd is None:
             return
         try:
-            os.pwrite(self._fd, HEADER.pack(MAGIC, phase, self._steps, self._started), 0)
+            os.pwrite(self._fd, data, offset)
         except OSError:  # never a reason for the user's step to fail
             self._fd = None
+
+
+def _mapped(fd: int) -> mmap.mmap | None:
+    """The whole record mapped into memory, its blocks allocated first (a write to a mapped page the disk cannot
+    hold would end the rank with SIGBUS); None where either cannot be done (then each write is a system call)."""
+    try:
+        os.posix_fallocate(fd, 0, RECORD_BYTES)
+        return mmap.mmap(fd, RECORD_BYTES)
+    except (OSError, ValueError):
+        return None
 
 
 def _never() -> bool:
