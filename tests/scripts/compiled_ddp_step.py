@@ -1,7 +1,8 @@
 """A nanoGPT-like first step: a small MLP under DDP and torch.compile (the resolved backend), one training step,
 then what inductor's counters say this rank compiled and loaded, into $RECORD_DIR/rank-<RANK>.json. With
 $FAIL_FIRST_ATTEMPT, the first attempt then empties the node's inductor cache (as a node replaced by a fresh one)
-and fails, while the job's other ranks wait for it in a barrier."""
+and fails, while the job's other ranks wait for it in a barrier. With $WAIT_FOR_RANKS, a rank of a smaller world
+then waits to be restarted for the nodes that join."""
 
 import gc
 import json
@@ -48,6 +49,8 @@ def main() -> None:
     if os.environ.get("FAIL_FIRST_ATTEMPT") and record["attempt"] == "0":
         shutil.rmtree(os.environ["TORCHINDUCTOR_CACHE_DIR"])
         os._exit(1)  # while the other ranks wait in the barrier below: their attempt fails too, and every node restarts
+    if dist.get_world_size() < int(os.environ.get("WAIT_FOR_RANKS", "0")):
+        time.sleep(600)  # until the agent restarts this rank for the node that joins
     dist.barrier()
     # The DDP reducer lets go of the process group first: freed last inside the reducer, gloo's group joins its
     # worker thread with the GIL held while that thread waits for the GIL (a deadlock seen in torch 2.13 with a

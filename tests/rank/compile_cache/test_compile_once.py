@@ -9,6 +9,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -138,6 +139,38 @@ def test_a_node_replaced_in_a_restart_loads_every_graph_from_the_rendezvous_stor
     # torch counts an attempt per node: node 0's ranks, restarted for the new round, may still say 0
     assert replaced["attempt"] == "1" and replaced["misses"] == 0 and replaced["fetched_from_job"] > 0, nodes
     assert first["misses"] == 0, nodes  # node 0 kept its own cache: it loads from there
+
+
+def test_a_node_that_joins_later_loads_every_graph_from_the_rendezvous_store_without_a_folder(
+        tmp_path: Path) -> None:
+    """An elastic job (--nnodes 1:2, c10d, no compile folder): node 0 runs alone and compiles; node 1 joins with an
+    empty cache once node 0 stepped, and the agent restarts node 0's rank for the new round. The graphs node 0
+    compiled are in the rendezvous's store: node 1's rank fetches both and compiles none."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = str(probe.getsockname()[1])
+    command = [sys.executable, "-m", "launcher", "--nnodes", "1:2", "--rdzv-backend", "c10d", "--rdzv-endpoint",
+               f"127.0.0.1:{port}", "--rdzv-conf", "last_call_timeout=1", "--rdzv-timeout", "60", STEP]
+    nodes = []
+    try:
+        for node in (0, 1):
+            records = tmp_path / f"records-{node}"
+            records.mkdir()
+            env = clean_environ({"RECORD_DIR": str(records), "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / f"cache-{node}"),
+                                 "XDG_CONFIG_HOME": str(tmp_path / "home-config"), "WAIT_FOR_RANKS": "2"})
+            nodes.append(subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                                          stderr=subprocess.PIPE, text=True))
+            while node == 0 and not any((tmp_path / "records-0").iterdir()):  # node 0 compiled and stepped alone
+                assert nodes[0].poll() is None, nodes[0].communicate()
+                time.sleep(0.2)
+        outputs = [each.communicate(timeout=200) for each in nodes]
+    finally:
+        for each in nodes:
+            each.terminate()
+            each.wait(timeout=60)
+    assert [each.returncode for each in nodes] == [0, 0], outputs
+    (joined,) = [json.loads(path.read_text()) for path in (tmp_path / "records-1").glob("*")]
+    assert joined["misses"] == 0 and joined["fetched_from_job"] > 0, (joined, outputs)
 
 
 def _run_nodes(tmp_path: Path, name: str, count: int, flags: list[str], extra: dict[str, str],
