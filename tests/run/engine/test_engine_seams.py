@@ -6,6 +6,7 @@ traceback (docs/ARCHITECTURE.md, "Rules the code keeps")."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import subprocess
 import sys
@@ -82,9 +83,24 @@ def _notes(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.startswith("accel-launch: note: ")]
 
 
+# One seam of each feature for the real launches: a feature is turned off by whichever of its seams is missing
+# (`lacking`), which the next test shows for every seam in turn.
+ONE_OF_EACH_FEATURE = sorted({seam.feature: name for name, seam in sorted(SEAMS.items(), reverse=True)}.values())
+
+
+@pytest.mark.parametrize("name", sorted(SEAMS))
+def test_each_seam_taken_away_turns_its_feature_off(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    seam = SEAMS[name]
+    agent = _torch_agent()
+    assert engine_seams.lacking(seam.feature, agent) is None
+    monkeypatch.setitem(SEAMS, name, dataclasses.replace(seam, attribute=seam.attribute + "_renamed"))
+    monkeypatch.setattr(engine_seams, "_said", {seam.feature})  # said already: this test says nothing
+    assert found(name, agent) is ABSENT and engine_seams.lacking(seam.feature, agent) == name
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("name", sorted(SEAMS))
+@pytest.mark.parametrize("name", ONE_OF_EACH_FEATURE)
 def test_a_torch_without_the_seam_runs_the_job_with_one_note(name: str, tmp_path: Path) -> None:
     seam = SEAMS[name]
     done = _launch(name, ["--nproc-per-node", "2", "--max-restarts", "1", str(FAIL_ONCE)], tmp_path)
