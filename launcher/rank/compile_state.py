@@ -13,15 +13,19 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Mapping
+from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Any
 
 from launcher.contract.names import COMPILE_STATE_FILE, STACKS_DIR_VAR
 from launcher.rank.after_import import after_import
 from launcher.rank.torch_seams import holder
-from launcher.shared_files import publish_file
+from launcher.shared_files import UnsafeFileError, publish_file, read_user_bytes
 
-__all__ = ["note_compiles"]
+__all__ = ["note_compiles", "read_compile_state"]
+
+_STATE_BYTES = 4096  # the most of a state file that is read: what a rank writes is far less
 
 _FRAMES_UP = 40  # how far up from the callback dynamo's `_compile`, which holds the code being compiled, may be
 
@@ -32,6 +36,17 @@ def note_compiles() -> None:
     if folder:
         path = os.path.join(folder, COMPILE_STATE_FILE.format(rank=os.environ.get("RANK", "0")))
         after_import("torch._dynamo", _CompileState(path).register)
+
+
+def read_compile_state(folder: Path, rank: int) -> Mapping[str, object] | None:
+    """What rank `rank` last wrote of its compiles in `folder`, read as untrusted input (without blocking, a regular
+    file reached through no link, bounded); None when nothing readable."""
+    try:
+        state = json.loads(read_user_bytes(str(folder / COMPILE_STATE_FILE.format(rank=rank)), _STATE_BYTES,
+                                           follow_symlinks=False))
+    except (UnsafeFileError, ValueError, RecursionError):
+        return None
+    return state if isinstance(state, dict) else None
 
 
 class _CompileState:

@@ -9,21 +9,20 @@ Every file is read without blocking, a regular file only and a bounded number of
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import psutil
 
-from launcher.contract.names import COMPILE_STATE_FILE, PROGRESS_FILE
+from launcher.contract.names import PROGRESS_FILE
+from launcher.rank.compile_state import read_compile_state
 from launcher.rank.progress import RECORD_BYTES
-from launcher.shared_files import UnsafeFileError, read_user_bytes, read_user_start
+from launcher.shared_files import UnsafeFileError, read_user_start
 
-__all__ = ["RankFacts", "RankLooks", "COMPILE_STATE_BYTES"]
-
-COMPILE_STATE_BYTES = 4096
+__all__ = ["RankFacts", "RankLooks"]
 
 
 @dataclass(frozen=True)
@@ -76,12 +75,8 @@ class RankLooks:
     def _compiling(self, rank: int) -> int | None:
         """The rank's graphs compiled before the compile it is in (launcher/rank/compile_state.py); None when it
         is not compiling. A count that is missing or not a number reads as -1."""
-        try:
-            state = json.loads(read_user_bytes(os.path.join(self._folder, COMPILE_STATE_FILE.format(rank=rank)),
-                                               COMPILE_STATE_BYTES, follow_symlinks=False))
-        except (UnsafeFileError, ValueError, RecursionError):
-            return None
-        if not isinstance(state, dict) or state.get("state") != "compiling":
+        state = read_compile_state(Path(self._folder), rank)
+        if state is None or state.get("state") != "compiling":
             return None
         graphs = state.get("graphs")
         return graphs if isinstance(graphs, int) and not isinstance(graphs, bool) and graphs >= 0 else -1

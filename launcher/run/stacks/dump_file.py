@@ -10,23 +10,18 @@ would land in a file of its own.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
-from collections.abc import Mapping
 from pathlib import Path
 
-from launcher.contract.names import COMPILE_STATE_FILE
 from launcher.rank.launcher_link import DUMP_HEADER
-from launcher.shared_files import UnsafeFileError, read_user_bytes, read_user_start
+from launcher.shared_files import UnsafeFileError, read_user_start
 
-__all__ = ["DumpHeader", "read_header", "dump_file_problem", "dump_size", "read_dump_text", "read_compile_state",
-           "DUMP_BYTES"]
+__all__ = ["DumpHeader", "read_header", "dump_file_problem", "dump_size", "read_dump_text", "DUMP_BYTES"]
 
 DUMP_BYTES = 1 << 20  # faulthandler writes at most 100 threads of 100 frames: far less than this
 _HEADER_BYTES = 128
-_COMPILE_STATE_BYTES = 4096
 _NUMBER = r"(\d{1,10})"
 _HEADER = re.compile(re.escape(DUMP_HEADER).replace(r"\{pid\}", _NUMBER).replace(r"\{fd\}", _NUMBER).encode())
 
@@ -90,11 +85,3 @@ def read_dump_text(path: Path, offset: int) -> str | None:
     return data.decode("utf-8", "replace")
 
 
-def read_compile_state(folder: Path, rank: int) -> Mapping[str, object] | None:
-    """What the rank last wrote of its compiles (launcher/rank/compile_state.py); None when nothing readable."""
-    try:
-        state = json.loads(read_user_bytes(str(folder / COMPILE_STATE_FILE.format(rank=rank)), _COMPILE_STATE_BYTES,
-                                           follow_symlinks=False))
-    except (UnsafeFileError, ValueError, RecursionError):
-        return None
-    return state if isinstance(state, dict) else None

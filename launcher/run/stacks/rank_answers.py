@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from launcher.contract.names import STACKS_FILE, STACKS_SIGNAL
-from launcher.run.stacks.dump_file import (dump_file_problem, dump_size, read_compile_state, read_dump_text,
-                                           read_header)
+from launcher.rank.compile_state import read_compile_state
+from launcher.run.stacks.dump_file import dump_file_problem, dump_size, read_dump_text, read_header
 from launcher.signal_rules import signal_name
 
 __all__ = ["RankAnswer", "ask_ranks", "read_compile_state", "signal_state", "ANSWER_SECONDS", "BUSY_SECONDS"]
