@@ -15,13 +15,13 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import hmac
 import json
 import socket
 from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
+from launcher.rank.compile_cache.job_share import signed, verified
 from launcher.rank.progress import RECORD_BYTES
 from launcher.rank.rank_facts import RankFacts
 
@@ -44,15 +44,15 @@ def signed_summary(secret: bytes, node: int, host: str, facts: Sequence[RankFact
     ranks = [[fact.rank, fact.pid, fact.taken, base64.b64encode(fact.progress).decode("ascii"), fact.compiling,
               fact.alive, fact.asleep, fact.cpu_percent, fact.memory] for fact in facts]
     body = json.dumps({"version": _VERSION, "host": host, "ranks": ranks}, separators=(",", ":")).encode()
-    return body + b" " + _mac(secret, summary_key(secret, node), body)
+    return signed(secret, summary_key(secret, node), body)
 
 
 def read_summary(secret: bytes, node: int, record: bytes) -> list[RankFacts] | None:
     """The ranks of node `node`'s record, when the job signed it for that node and it reads; None otherwise."""
     if len(record) > MAX_SUMMARY_BYTES:
         return None
-    body, _, mac = record.rpartition(b" ")
-    if not body or not hmac.compare_digest(mac, _mac(secret, summary_key(secret, node), body)):
+    body = verified(secret, summary_key(secret, node), record)
+    if body is None:
         return None
     try:
         summary = json.loads(body)
@@ -123,6 +123,3 @@ def _flag(value: Any) -> bool:
         raise ValueError(f"not true or false: {value!r}")
     return value
 
-
-def _mac(secret: bytes, store_key: str, body: bytes) -> bytes:
-    return hmac.new(secret, store_key.encode() + b"\0" + body, hashlib.sha256).hexdigest().encode()

@@ -22,7 +22,7 @@ from typing import Any
 
 from launcher.rank.compile_cache.store_calls import StoreCalls, StoreOff
 
-__all__ = ["JobShare", "CHUNK_BYTES", "MAX_COPY_BYTES"]
+__all__ = ["JobShare", "CHUNK_BYTES", "MAX_COPY_BYTES", "signed", "verified"]
 
 # torch's TCPStore server resets a connection that sends a value over 8 MiB. Each chunk is one `set` or `get`, not
 # one `multi_set`/`multi_get` for all of an entry's: torch 2.13's default (libuv) server takes time that grows with
@@ -131,19 +131,30 @@ class JobShare:
 
     def _signed(self, store_key: str, body: str) -> bytes:
         """`body` with the job's MAC for it at `store_key`, as stored."""
-        return f"{body} {self._mac(store_key, body)}".encode()
+        return signed(self._secret, store_key, body.encode())
 
     def _verified(self, store_key: str, record: bytes) -> str | None:
         """The body of a record the job signed for `store_key`; None for anything else."""
-        body, _, mac = record.rpartition(b" ")
+        body = verified(self._secret, store_key, record)
         try:
-            text = body.decode("utf-8")
+            return body.decode("utf-8") if body is not None else None
         except UnicodeDecodeError:
             return None
-        return text if body and hmac.compare_digest(mac, self._mac(store_key, text).encode()) else None
 
-    def _mac(self, store_key: str, body: str) -> str:
-        return hmac.new(self._secret, store_key.encode() + b"\0" + body.encode(), hashlib.sha256).hexdigest()
+
+def signed(secret: bytes, store_key: str, body: bytes) -> bytes:
+    """`body` and its MAC under `secret` for `store_key` (HMAC-SHA256 over the key and the body), as stored."""
+    return body + b" " + _mac(secret, store_key, body)
+
+
+def verified(secret: bytes, store_key: str, record: bytes) -> bytes | None:
+    """The body of a record `signed` for `store_key` under `secret`; None for anything else."""
+    body, _, mac = record.rpartition(b" ")
+    return body if body and hmac.compare_digest(mac, _mac(secret, store_key, body)) else None
+
+
+def _mac(secret: bytes, store_key: str, body: bytes) -> bytes:
+    return hmac.new(secret, store_key.encode() + b"\0" + body, hashlib.sha256).hexdigest().encode()
 
 
 def _size_and_digest(header: str | None) -> tuple[int, str] | tuple[None, None]:
