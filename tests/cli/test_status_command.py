@@ -68,8 +68,10 @@ def node_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     def start(port: int, secret: str = SECRET) -> subprocess.Popen:
         env = {**os.environ, "GROUP_RANK": "1", "GROUP_WORLD_SIZE": "2", "WORLD_SIZE": "2", "LOCAL_WORLD_SIZE": "1",
                "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), COMPILE_SECRET_VAR: secret}
-        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], env=env)
+        child = subprocess.Popen([sys.executable, "-c", "import time; print(flush=True); time.sleep(120)"], env=env,
+                                 stdout=subprocess.PIPE)
         children.append(child)
+        child.stdout.readline()  # its exec is done: until then /proc/PID/environ can read empty
         progress(tmp_path, 1, 3)
         job = RunningJob(4242, "accel-launch train.py", tmp_path, {1: child.pid})
         monkeypatch.setattr(find_job, "running_jobs", lambda: [job])
@@ -78,7 +80,7 @@ def node_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     yield start
     for child in children:
         child.kill()
-        child.wait()
+        child.communicate()
 
 
 @pytest.fixture

@@ -123,12 +123,15 @@ class OtherNodes:
 
 
 def _rank_environ(job: RunningJob) -> dict[str, str]:
-    """The environment one of the job's ranks started with (the first that can be read)."""
+    """The environment one of the job's ranks started with (the first that can be read and is a rank's: a process
+    still in its exec reads empty)."""
     for _rank, pid in sorted(job.ranks.items()):
         try:
-            return psutil.Process(pid).environ()
+            environ = psutil.Process(pid).environ()
         except psutil.Error:
             continue
+        if "WORLD_SIZE" in environ:
+            return environ
     return {}
 
 
