@@ -30,12 +30,14 @@ def pytest_configure(config: pytest.Config) -> None:
     """Compile the project's modules once, before the workers start: where PYTHONDONTWRITEBYTECODE is set (CI
     machines set it), each of the suite's launchers and ranks would compile every module it imports again.
 
-    And give Ctrl-C its default back where the suite was started with SIGINT ignored (a script's background job):
-    every launch inherits it, and a launcher keeps an ignored SIGINT ignored (docs/RELIABILITY.md, "Every signal has one
-    outcome"), so every test of what Ctrl-C does would fail. The test of that rule ignores it in its own launch
-    (tests/faults/test_faults.py)."""
+    And give SIGINT and SIGQUIT their defaults back where the suite was started with them ignored (a script's
+    background job, as a shell without job control starts it): every launch inherits them, and a launcher keeps an
+    ignored stop signal ignored (docs/RELIABILITY.md, "Every signal has one outcome"), so every test of what Ctrl-C
+    or SIGQUIT does would fail. The test of that rule ignores one in its own launch (tests/faults/test_faults.py)."""
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGQUIT) == signal.SIG_IGN:
+        signal.signal(signal.SIGQUIT, signal.SIG_DFL)
     if not hasattr(config, "workerinput"):
         root = Path(__file__).resolve().parent.parent
         for folder in PROJECT_FOLDERS:
