@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["TorchBuild", "torch_build"]
+__all__ = ["TorchBuild", "torch_build", "torch_found"]
 
 # Libraries that only a build for that device ships in torch/lib.
 _DEVICE_LIBRARIES = ("libtorch_cuda", "libc10_cuda", "libtorch_hip", "libc10_hip", "libtorch_xpu", "libc10_xpu")
@@ -32,6 +32,16 @@ class TorchBuild:
     def built_without(self, *names: str) -> bool:
         """True when version.py states None for every one of `names` and no device library is shipped."""
         return not self.device_libraries and all(name in self.fields and self.fields[name] is None for name in names)
+
+
+def torch_found() -> bool:
+    """Whether this Python finds torch on its path (without importing it)."""
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except ValueError:  # in sys.modules without a spec: imported, so found
+        return True
+    except ImportError:
+        return False
 
 
 @functools.cache

@@ -32,6 +32,7 @@ __all__ = [
     "NodeIdentityError",
     "OpenFilesError",
     "NoJobError",
+    "TorchMissingError",
 ]
 
 
@@ -206,3 +207,12 @@ class NoJobError(LaunchError):
     def __init__(self, problem: str) -> None:
         self.problem = problem
         super().__init__(problem)
+
+
+class TorchMissingError(LaunchError):
+    """The Python that runs the launcher has no torch: its ranks, started with the same Python, would have none."""
+
+    def __init__(self, python: str) -> None:
+        super().__init__(f"torch is not installed for {python}: accel-launch starts PyTorch jobs with the Python "
+                         "that runs it; install torch there (pip install torch) or run accel-launch from the "
+                         "environment that has it")

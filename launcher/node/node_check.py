@@ -16,6 +16,7 @@ Otherwise torch decides, as it does in every rank, whose check stays authoritati
 from __future__ import annotations
 
 import importlib.util
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib.machinery import ModuleSpec, PathFinder
@@ -24,9 +25,9 @@ from pathlib import Path
 from accelerators import Accelerator
 from accelerators.detect import find_accelerator
 from accelerators.import_path import ImportPathError, split_import_path
-from accelerators.torch_build import torch_build
+from accelerators.torch_build import torch_build, torch_found
 from launcher.contract.resolved_backend import ResolvedBackend, backend_refusal
-from launcher.errors import BackendRefusedError, LaunchError
+from launcher.errors import BackendRefusedError, LaunchError, TorchMissingError
 from launcher.limits import address_space_problem
 from launcher.rank import node_facts_cache as facts_cache
 
@@ -121,7 +122,10 @@ class AcceleratorFacts:
 
 
 def accelerator_facts(environ: Mapping[str, str]) -> AcceleratorFacts:
-    """Detect the accelerator for `environ` (ACCEL_ACCELERATOR included) and list its backends."""
+    """Detect the accelerator for `environ` (ACCEL_ACCELERATOR included) and list its backends; TorchMissingError
+    where this Python has no torch."""
+    if not torch_found():
+        raise TorchMissingError(sys.executable)
     device, detected_by = find_accelerator(environ)
     return AcceleratorFacts(
         device=device,
