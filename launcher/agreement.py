@@ -185,7 +185,8 @@ def disagreement(first: BackendClaim, rank: int, claim: BackendClaim, member: st
     for field, label, remedy in FACTS:
         ours, theirs = getattr(first, field), getattr(claim, field)
         if ours != theirs:
-            return f"the nodes run different {label}: {where0} has {_quoted(ours)}, {where} has {_quoted(theirs)}; {remedy}"
+            return (f"the nodes run different {label}: {where0} has {_quoted(ours)}, {where} has {_quoted(theirs)}; "
+                    f"{remedy}")
     return None
 
 

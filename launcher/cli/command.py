@@ -2,8 +2,8 @@
 
 All user-facing text of a launch is written here, and every domain error becomes exit status 2 here.
 
-DeepSpeed's `--save_pid` (`save_pid`): the launcher's pid in `/tmp/<pid>.deepspeed` while the job runs, for a program that
-started accel-launch and wants the process to signal (deepspeed/launcher/launch.py writes the same file).
+DeepSpeed's `--save_pid` (`save_pid`): the launcher's pid in `/tmp/<pid>.deepspeed` while the job runs, for a
+program that started accel-launch and wants the process to signal (deepspeed/launcher/launch.py writes the same file).
 
 The file is made new (never through a link, never over an existing file: that is one line and exit 2, as
 DeepSpeed's launcher refuses it too) and removed when the job ends, however it ends short of SIGKILL.

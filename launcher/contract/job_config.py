@@ -38,7 +38,8 @@ STDOUT, STDERR = 1, 2
 
 
 class JobDataError(ValueError):
-    """JSON that is not a job `job_to_json` wrote (launcher.contract.job_json): the message names the field and what it should be."""
+    """JSON that is not a job `job_to_json` wrote (launcher.contract.job_json): the message names the field and what
+    it should be."""
 
 
 @dataclass(frozen=True)
