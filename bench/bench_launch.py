@@ -66,7 +66,9 @@ def overhead(runs: int) -> list[Row]:
 
 
 def teardown(runs: int) -> list[Row]:
-    """One of 4 ranks exits 1 after all started: seconds from its exit to the launcher's own exit."""
+    """One of 4 ranks exits 1 after all started: seconds from its exit to the launcher's own exit. 0.3 s of it is
+    the window in which ranks failing alike end by themselves (docs/CONTRACT.md; strace: the launcher reaps the rank
+    at once, waits the window, then stops the others in about 15 ms)."""
     script = str(SCRIPTS / "teardown.py")
 
     def measure(launcher: list[str]) -> Callable[[], float]:
