@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from launcher.contract.names import SIGNAL_STATUS_BASE
 
 __all__ = ["STOP", "FORWARDED", "IGNORED", "DEFAULT", "install_signal_rules", "stop_action", "forward_action",
-           "set_stop_action", "stop_now", "add_cleanup", "clean_up", "signals_deferred", "start_thread",
+           "set_stop_action", "stop_now", "stop_looking", "add_cleanup", "clean_up", "signals_deferred", "start_thread",
            "signal_name", "stop_outcome", "exit_status"]
 
 S = signal.Signals
@@ -52,6 +52,18 @@ def stop_now(signum: int) -> None:
     status, message = stop_outcome(signum, "no rank was left running")
     _write_line(f"accel-launch: {message}")
     os._exit(status)
+
+
+def stop_looking(prog: str) -> None:
+    """From now on a stop signal ends this command, which only looks at a running job (`stacks`, `status`): 128+N
+    and one line saying the job goes on, where a launch's would say that no rank was left running."""
+    def stop(signum: int) -> None:
+        clean_up()
+        status, message = stop_outcome(signum, "the job goes on")
+        _write_line(f"{prog}: {message}")
+        os._exit(status)
+
+    set_stop_action(stop)
 
 
 def _to_nobody(_signum: int) -> int:

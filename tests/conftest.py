@@ -136,6 +136,7 @@ def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunnerFn:
     os._exit, which would end the test process)."""
     from click.testing import CliRunner
 
+    from launcher import signal_rules
     from launcher.cli.command import accel_launch
 
     monkeypatch.chdir(tmp_path)
@@ -145,6 +146,8 @@ def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunnerFn:
 
     # A launch that is not refused ends in os._exit, which would end pytest itself, perhaps with status 0.
     monkeypatch.setattr(os, "_exit", started_a_job)
+    # `stacks` and `status` give a stop signal their own outcome: the next test's is put back.
+    monkeypatch.setattr(signal_rules._Now, "stop", signal_rules._Now.stop)
 
     def run(args: Sequence[str], env: Mapping[str, str] | None = None) -> CliRun:
         unset: dict[str, str | None] = {key: None for key in os.environ if key.startswith("ACCEL_")}

@@ -10,6 +10,7 @@ from launcher.cli.error_exit import OneLineCommand, fail_with
 from launcher.contract.hosts import this_host
 from launcher.errors import LaunchError
 from launcher.escaped import one_line
+from launcher.signal_rules import stop_looking
 
 __all__ = ["stacks_command", "STACKS", "STACKS_PROG", "PID"]
 
@@ -31,6 +32,7 @@ def stacks_command(pid: int | None) -> None:
     Example:
       accel-launch stacks 12345
     """
+    stop_looking(STACKS_PROG)  # Ctrl-C ends the look, never the job
     from launcher.run.stacks import ask_ranks, stack_lines, summary_lines
     from launcher.run.stacks.find_job import find_job
 

@@ -18,6 +18,7 @@ from launcher.cli.stacks import PID
 from launcher.contract.hosts import this_host
 from launcher.errors import LaunchError
 from launcher.escaped import one_line
+from launcher.signal_rules import stop_looking
 
 __all__ = ["status_command", "STATUS", "STATUS_PROG"]
 
@@ -41,6 +42,7 @@ def status_command(pid: int | None, watch: bool) -> None:
     Example:
       accel-launch status --watch 12345
     """
+    stop_looking(STATUS_PROG)  # Ctrl-C ends the look, never the job
     from launcher.run.stacks.find_job import find_job
     from launcher.run.watch.node_rows import OtherNodes
     from launcher.run.watch.status_rows import format_rows, local_facts, status_rows
