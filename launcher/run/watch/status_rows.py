@@ -98,4 +98,13 @@ def _phase(progress: RankProgress, fact: RankFacts) -> str:
 
 
 def _number(value: float | None, unit: str = "") -> str:
-    return "-" if value is None else f"{value:.3g}{unit}"
+    """Seconds as a person reads them: three significant digits, whole seconds from 100 on, never an exponent."""
+    if value is None:
+        return "-"
+    if value >= 100:
+        text = f"{value:.0f}"
+    elif value >= 0.001:
+        text = f"{value:.3g}"
+    else:
+        text = "<0.001" if value > 0 else "0"
+    return text + unit
