@@ -48,7 +48,7 @@ def status_command(pid: int | None, watch: bool) -> None:
     from launcher.run.watch.status_rows import format_rows, local_facts, status_rows
 
     try:
-        job = find_job(pid)
+        job = find_job(pid, STATUS_PROG)
     except LaunchError as exc:
         fail_with(STATUS_PROG, exc)
     redraw = watch and sys.stdout.isatty()
@@ -69,7 +69,7 @@ def status_command(pid: int | None, watch: bool) -> None:
             return
         time.sleep(_WATCH_SECONDS)
         try:
-            job = find_job(job.launcher_pid)
+            job = find_job(job.launcher_pid, STATUS_PROG)
         except LaunchError:
             click.echo("accel-launch status: the job ended")
             return

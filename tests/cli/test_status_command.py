@@ -39,6 +39,20 @@ def test_without_a_job_it_says_so_in_one_line_with_exit_2(cli, monkeypatch: pyte
     assert result.stderr == "accel-launch status: error: no accel-launch job of yours is running on this host\n"
 
 
+@pytest.mark.parametrize(("pid", "told"), [
+    (None, "2 accel-launch jobs of yours run here; give one's pid (accel-launch status PID): 101 (1 ranks: "),
+    ("1", "process 1 has no ranks of yours running that answer: give the pid of a running accel-launch "
+          "(accel-launch status without a pid lists the jobs here)"),
+])
+def test_what_to_type_names_status(cli, monkeypatch: pytest.MonkeyPatch, pid: str | None, told: str):
+    found = [RunningJob(launcher, "accel-launch train.py", Path("/nowhere"), {0: 1}) for launcher in (101, 202)]
+    monkeypatch.setattr(find_job, "running_jobs", lambda: found)
+    result = cli(["status", *([pid] if pid else [])])
+
+    assert result.status == 2 and len(result.stderr.splitlines()) == 1
+    assert result.stderr.startswith(f"accel-launch status: error: {told}"), result.stderr
+
+
 def test_each_rank_is_one_row_and_the_odd_one_comes_first(cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     for rank, steps in ((0, 7), (1, 0), (2, 7)):
         progress(tmp_path, rank, steps)

@@ -29,22 +29,22 @@ class RunningJob:
     ranks: dict[int, int] = field(default_factory=dict)
 
 
-def find_job(pid: int | None) -> RunningJob:
-    """The job of the launcher `pid`, or (None) the one job of this user here; NoJobError naming what to type."""
+def find_job(pid: int | None, command: str = "accel-launch stacks") -> RunningJob:
+    """The job of the launcher `pid`, or (None) the one job of this user here; NoJobError naming what to type
+    (`command`: the one the user typed)."""
     jobs = running_jobs()
     if pid is not None:
         found = next((job for job in jobs if job.launcher_pid == pid), None)
         if found is None:
             what = "is not running" if not psutil.pid_exists(pid) else "has no ranks of yours running that answer"
-            raise NoJobError(f"process {pid} {what}: give the pid of a running accel-launch (accel-launch stacks "
-                             "without a pid lists the jobs here)")
+            raise NoJobError(f"process {pid} {what}: give the pid of a running accel-launch ({command} without a "
+                             "pid lists the jobs here)")
         return found
     if not jobs:
         raise NoJobError("no accel-launch job of yours is running on this host")
     if len(jobs) > 1:
         listed = "; ".join(f"{job.launcher_pid} ({len(job.ranks)} ranks: {job.command})" for job in jobs)
-        raise NoJobError(f"{len(jobs)} accel-launch jobs of yours run here; give one's pid (accel-launch stacks PID): "
-                         f"{listed}")
+        raise NoJobError(f"{len(jobs)} accel-launch jobs of yours run here; give one's pid ({command} PID): {listed}")
     return jobs[0]
 
 
