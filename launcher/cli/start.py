@@ -58,7 +58,7 @@ def _start(entry: Callable[[], object], prog: str, node_launcher: bool = False) 
     from launcher.cli.std_streams import guard_std_streams
 
     guard_std_streams()
-    run_catching_bugs(entry)
+    run_catching_bugs(entry, prog)
 
 
 def _launch() -> None:
@@ -82,7 +82,7 @@ def _node() -> None:
 _ISSUES = "please report this bug to the accel-launch maintainers, with the command line"
 
 
-def run_catching_bugs(entry: Callable[[], object]) -> None:
+def run_catching_bugs(entry: Callable[[], object], prog: str = "accel-launch") -> None:
     """Run `entry`; an exception it lets out is one stderr line and exit 1, after the private folders are
     removed. What the line needs is imported before `entry` runs, not after something failed."""
     from launcher.contract.names import FAILURE_STATUS, VALIDATION_STATUS
@@ -97,10 +97,10 @@ def run_catching_bugs(entry: Callable[[], object]) -> None:
         clean_up()
         limit = exhausted_limit(exc)
         if limit is not None:
-            _write(f"accel-launch: error: {one_line(limit)}")
+            _write(f"{prog}: error: {one_line(limit)}")
             os._exit(VALIDATION_STATUS)
         detail = one_line(" ".join(str(exc).split())[:300])
-        _write(f"accel-launch: internal error in accel-launch {_version()}: {type(exc).__name__}: {detail}; {_ISSUES}")
+        _write(f"{prog}: internal error in accel-launch {_version()}: {type(exc).__name__}: {detail}; {_ISSUES}")
         os._exit(FAILURE_STATUS)
 
 

@@ -40,7 +40,7 @@ def test_without_a_job_it_says_so_in_one_line_with_exit_2(cli, monkeypatch: pyte
 
 
 @pytest.mark.parametrize(("pid", "told"), [
-    (None, "2 accel-launch jobs of yours run here; give one's pid (accel-launch status PID): 101 (1 ranks: "),
+    (None, "2 accel-launch jobs of yours run here; give one's pid (accel-launch status PID): 101 (1 rank: "),
     ("1", "process 1 has no ranks of yours running that answer: give the pid of a running accel-launch "
           "(accel-launch status without a pid lists the jobs here)"),
 ])

@@ -42,6 +42,12 @@ PLANTED_VALUE_ERROR = (sys.executable, "-c", "import sys; import launcher.cli.co
                        "command.prepare_job = broken\n"
                        "sys.argv = ['accel-launch', *sys.argv[1:]]\n"
                        "from launcher.cli.start import main\nmain()\n")
+# The same, planted where the report resolves its job (accel-report).
+PLANTED_REPORT_BUG = (sys.executable, "-c", "import sys; import launcher.cli.report as report\n"
+                      "def broken(*args, **kwargs): raise RuntimeError('a planted bug')\n"
+                      "report.resolve_job = broken\n"
+                      "sys.argv = ['accel-report', *sys.argv[1:]]\n"
+                      "from launcher.cli.start import report_main\nreport_main()\n")
 # A pause planted in the launcher: the file `paused` says the launcher is there, and it goes on once the test
 # writes `release` (or after 60 s).
 PAUSE = ("import os, pathlib, sys, time\n"
@@ -155,6 +161,16 @@ def test_a_value_error_of_ours_is_the_internal_error_line_not_a_usage_error(star
     assert finished.returncode == 1, finished.stderr
     assert finished.stderr.startswith("accel-launch: internal error in accel-launch 0.1.0: ValueError: a planted bug")
     assert "accel-launch: error:" not in finished.stderr and "Traceback" not in finished.stderr
+
+
+@pytest.mark.timeout(60)
+@BEFORE_ANY_PATH
+def test_a_bug_of_ours_in_accel_report_is_its_own_one_line(start_job):
+    finished = start_job([], {}, command=PLANTED_REPORT_BUG).finish()
+
+    assert finished.returncode == 1, finished.stderr
+    assert finished.stderr.startswith("accel-report: internal error in accel-launch 0.1.0: RuntimeError: a planted bug")
+    assert len(finished.stderr.splitlines()) == 1 and "Traceback" not in finished.stderr
 
 
 @pytest.mark.timeout(120)

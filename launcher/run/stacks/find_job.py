@@ -43,7 +43,8 @@ def find_job(pid: int | None, command: str = "accel-launch stacks") -> RunningJo
     if not jobs:
         raise NoJobError("no accel-launch job of yours is running on this host")
     if len(jobs) > 1:
-        listed = "; ".join(f"{job.launcher_pid} ({len(job.ranks)} ranks: {job.command})" for job in jobs)
+        listed = "; ".join(f"{job.launcher_pid} ({len(job.ranks)} rank{'s' if len(job.ranks) != 1 else ''}: "
+                           f"{job.command})" for job in jobs)
         raise NoJobError(f"{len(jobs)} accel-launch jobs of yours run here; give one's pid ({command} PID): {listed}")
     return jobs[0]
 
