@@ -1,17 +1,21 @@
 """Torch's private names the engine path reaches are one table (launcher/run/engine/engine_seams.py): every one is in
 the torch this suite runs on, the engine's modules reach no other, and a torch without any one of them turns its
 feature off with one note (a --logs-specs plugin: one line, exit 2), the job running on as under torchrun, never a
-traceback (docs/ARCHITECTURE.md, "Rules the code keeps")."""
+traceback (docs/ARCHITECTURE.md, "Rules the code keeps"); under torch's own agent a stop signal has the outcome it
+has on every path (128+N, one line, no rank left)."""
 
 from __future__ import annotations
 
 import ast
 import dataclasses
 import json
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import psutil
 import pytest
 import torch
 
@@ -142,3 +146,28 @@ def test_under_torchs_own_agent_a_failed_job_ends_with_its_ranks_status_in_one_l
     assert done.returncode == 3, done.stderr
     assert "Traceback" not in done.stderr, done.stderr
     assert len(_notes(done.stderr)) == 1 and "failed first, with exit code 3" in done.stderr.splitlines()[-1]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_under_torchs_own_agent_a_stop_signal_stops_every_rank_with_its_one_line(tmp_path: Path, sig: int) -> None:
+    script = tmp_path / "wait.py"
+    script.write_text("import os, time\nopen(os.path.join(os.environ['RECORD_DIR'], f\"started-{os.environ['RANK']}\"),"
+                      " 'w').close()\ntime.sleep(100)\n")
+    environ = clean_environ({"RECORD_DIR": str(tmp_path)})
+    launcher = subprocess.Popen([sys.executable, str(TAKEN_AWAY), "start_workers", "--nproc-per-node", "2",
+                                 "--max-restarts", "1", str(script)], env=environ, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    deadline = time.monotonic() + 90
+    while len(list(tmp_path.glob("started-*"))) < 2:
+        assert time.monotonic() < deadline and launcher.poll() is None, launcher.communicate()
+        time.sleep(0.05)
+    ranks = [child for child in psutil.Process(launcher.pid).children(recursive=True) if str(script) in child.cmdline()]
+    launcher.send_signal(sig)
+    _, stderr = launcher.communicate(timeout=60)
+
+    assert launcher.returncode == 128 + sig, stderr
+    assert "Traceback" not in stderr, stderr
+    assert stderr.splitlines()[-1] == f"accel-launch: stopped by {signal.Signals(sig).name}; every rank was stopped"
+    assert len(ranks) == 2 and not [rank for rank in ranks if rank.is_running() and rank.status() != "zombie"]
