@@ -5,9 +5,11 @@ keeps a few statements whole (`signals_deferred`: the private folder's making an
 
 from __future__ import annotations
 
+import ast
 import os
 import signal
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -57,3 +59,19 @@ def test_a_stop_inside_a_deferred_block_acts_once_the_block_has_ended() -> None:
     finally:
         signal.signal(signal.SIGALRM, previous)
     assert done == ["the statement after the signal"]
+
+
+def test_the_launcher_starts_every_thread_of_its_own_through_start_thread() -> None:
+    """On the launcher's side (rank/ runs in the ranks, under the program's own signals) no `.start()` but
+    start_thread's own: the watch's direct start let a Ctrl-C leave a thread made and never started, which its close
+    then joined (the launcher's internal error)."""
+    root = Path(signal_rules.__file__).parent
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if path.name == "signal_rules.py" or (root / "rank") in path.parents:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "start" \
+                    and "thread" in ast.unparse(node.func.value).lower():  # a thread's, not JobWatch.start
+                found.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert found == []

@@ -26,6 +26,7 @@ from launcher.run.watch.progress_file import RankProgress, read_progress
 from launcher.run.watch.rank_frames import busiest_frame, place_of
 from launcher.run.watch.stalls import hang_line, is_hang, stall_limit, usual_step
 from launcher.run.watch.stragglers import SlowRankLines, Straggler, find_stragglers
+from launcher.signal_rules import start_thread
 
 __all__ = ["JobWatch", "JobHung", "LOOK_SECONDS", "ON_HANG_CHOICES"]
 
@@ -57,9 +58,12 @@ class JobWatch:
         self.hung: str | None = None
 
     def start(self) -> None:
+        """Start watching, with signals deferred (`start_thread`): a stop that came between the thread's making and
+        its start had `close` join a thread never started, the launcher's internal error."""
         if self._thread is None:
-            self._thread = threading.Thread(target=self._watch, name="accel-watch", daemon=True)
-            self._thread.start()
+            thread = threading.Thread(target=self._watch, name="accel-watch", daemon=True)
+            start_thread(thread)
+            self._thread = thread
 
     def close(self) -> None:
         """Stop watching (before the ranks are stopped, or their stacks taken for another reason)."""
