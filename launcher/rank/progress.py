@@ -28,8 +28,9 @@ from typing import Any
 
 from launcher.contract.names import PROGRESS_FILE, STACKS_DIR_VAR
 from launcher.rank.after_import import after_import
+from launcher.shared_files import UnsafeFileError, read_user_start
 
-__all__ = ["note_progress", "HEADER", "SLOT", "RING", "MAGIC", "PHASES", "RECORD_BYTES"]
+__all__ = ["note_progress", "read_progress_record", "HEADER", "SLOT", "RING", "MAGIC", "PHASES", "RECORD_BYTES"]
 
 MAGIC = b"ACP1"
 HEADER = struct.Struct("<4sIQd")  # magic, phase, steps when the phase was written, the program's start (time.time)
@@ -38,6 +39,17 @@ RING = 64
 RECORD_BYTES = HEADER.size + RING * SLOT.size
 PHASES = ("starting", "importing", "training", "exited")  # by code; "starting": no file yet
 _IMPORTING, _TRAINING, _EXITED = 1, 2, 3
+
+
+def read_progress_record(folder: str, rank: int) -> bytes:
+    """Rank `rank`'s record as it wrote it in `folder`, read as untrusted input (without blocking, a regular file
+    reached through no link, RECORD_BYTES at most); b"" when there is none readable."""
+    try:
+        data, _size = read_user_start(os.path.join(folder, PROGRESS_FILE.format(rank=rank)), RECORD_BYTES,
+                                      follow_symlinks=False)
+    except UnsafeFileError:
+        return b""
+    return data
 
 
 def note_progress() -> None:

@@ -9,7 +9,6 @@ Every file is read without blocking, a regular file only and a bounded number of
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,10 +16,8 @@ from pathlib import Path
 
 import psutil
 
-from launcher.contract.names import PROGRESS_FILE
 from launcher.rank.compile_state import read_compile_state
-from launcher.rank.progress import RECORD_BYTES
-from launcher.shared_files import UnsafeFileError, read_user_start
+from launcher.rank.progress import read_progress_record
 
 __all__ = ["RankFacts", "RankLooks"]
 
@@ -61,16 +58,9 @@ class RankLooks:
         process = self._processes[pid]
         alive = process is not None and _running(process)
         cpu = _cpu(process) if alive else None
-        return RankFacts(rank, pid, self._host, now, self._progress(rank), self._compiling(rank), alive,
-                         alive and _asleep_on_futex(pid), cpu if seen else None, _memory(process) if alive else None)
-
-    def _progress(self, rank: int) -> bytes:
-        try:
-            data, _size = read_user_start(os.path.join(self._folder, PROGRESS_FILE.format(rank=rank)), RECORD_BYTES,
-                                          follow_symlinks=False)
-        except UnsafeFileError:
-            return b""
-        return data
+        return RankFacts(rank, pid, self._host, now, read_progress_record(self._folder, rank), self._compiling(rank),
+                         alive, alive and _asleep_on_futex(pid), cpu if seen else None,
+                         _memory(process) if alive else None)
 
     def _compiling(self, rank: int) -> int | None:
         """The rank's graphs compiled before the compile it is in (launcher/rank/compile_state.py); None when it

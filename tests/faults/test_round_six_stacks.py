@@ -23,7 +23,8 @@ from launcher.contract.names import STACKS_DIR_VAR, STACKS_SIGNAL
 from launcher.run.failure.rank_failure import tail_lines
 from launcher.run.scope.leftovers import PREFIX, sweep_dead_folders
 from launcher.run.stacks import dump_file_text, stack_lines, summary_lines
-from launcher.run.stacks.rank_answers import ask_ranks, read_compile_state
+from launcher.rank.compile_state import read_compile_state
+from launcher.run.stacks.rank_answers import ask_ranks
 from launcher.signal_rules import signal_name
 
 from .jobs import script

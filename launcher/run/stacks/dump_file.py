@@ -83,5 +83,3 @@ def read_dump_text(path: Path, offset: int) -> str | None:
     except UnsafeFileError:
         return None
     return data.decode("utf-8", "replace")
-
-

@@ -17,7 +17,8 @@ from pathlib import Path
 from launcher.contract.hosts import this_host
 from launcher.contract.names import STACKS_DIR_VAR, STACKS_SIGNAL
 from launcher.escaped import one_line
-from launcher.run.stacks.rank_answers import RankAnswer, ask_ranks, read_compile_state
+from launcher.rank.compile_state import read_compile_state
+from launcher.run.stacks.rank_answers import RankAnswer, ask_ranks
 from launcher.run.stacks.stack_report import program_dump, ranks_text, stack_lines, summary_lines
 from launcher.run.group.terminal_lines import terminal
 from launcher.signal_rules import signal_name

@@ -27,7 +27,7 @@ from launcher.rank.compile_state import read_compile_state
 from launcher.run.stacks.dump_file import dump_file_problem, dump_size, read_dump_text, read_header
 from launcher.signal_rules import signal_name
 
-__all__ = ["RankAnswer", "ask_ranks", "read_compile_state", "signal_state", "ANSWER_SECONDS", "BUSY_SECONDS"]
+__all__ = ["RankAnswer", "ask_ranks", "signal_state", "ANSWER_SECONDS", "BUSY_SECONDS"]
 
 ANSWER_SECONDS = 2.0
 BUSY_SECONDS = 30.0

@@ -17,9 +17,9 @@ from pathlib import Path
 
 from launcher.contract.hosts import this_host
 from launcher.escaped import one_line
+from launcher.rank.compile_state import read_compile_state
 from launcher.run.scope.job_outcome import JobTimeout
 from launcher.run.stacks import ask_ranks, stack_lines, summary_lines
-from launcher.run.stacks.rank_answers import read_compile_state
 from launcher.run.group.terminal_lines import terminal
 from launcher.run.watch.lone_compiles import LoneCompiles
 from launcher.run.watch.progress_file import RankProgress, read_progress

@@ -1,6 +1,6 @@
-"""A rank's progress as the launcher reads it from the rank's file (launcher/rank/progress.py): without blocking, a
-regular file only, a bounded number of bytes (launcher/shared_files.py); a file that is missing, short or not ours
-reads as no progress yet. `accel-launch status` reads another node's ranks from the same bytes, as their node
+"""A rank's progress as the launcher reads it from the rank's file (launcher/rank/progress.py, which reads it too:
+without blocking, a regular file only, a bounded number of bytes); a file that is missing, short or not ours reads
+as no progress yet. `accel-launch status` reads another node's ranks from the same bytes, as their node
 published them (`parse_progress`).
 """
 
@@ -10,9 +10,7 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-from launcher.contract.names import PROGRESS_FILE
-from launcher.rank.progress import HEADER, MAGIC, PHASES, RECORD_BYTES, RING, SLOT
-from launcher.shared_files import UnsafeFileError, read_user_start
+from launcher.rank.progress import HEADER, MAGIC, PHASES, RING, SLOT, read_progress_record
 
 __all__ = ["RankProgress", "read_progress", "parse_progress", "STARTING"]
 
@@ -47,13 +45,9 @@ class RankProgress:
 
 
 def read_progress(folder: Path, rank: int) -> RankProgress:
-    """Rank `rank`'s progress from its file in `folder`; RankProgress() when there is none readable."""
-    try:
-        data, _size = read_user_start(str(folder / PROGRESS_FILE.format(rank=rank)), RECORD_BYTES,
-                                      follow_symlinks=False)
-    except UnsafeFileError:
-        return RankProgress()
-    return parse_progress(data)
+    """Rank `rank`'s progress from its file in `folder` (read beside its writer: `read_progress_record`);
+    RankProgress() when there is none readable."""
+    return parse_progress(read_progress_record(str(folder), rank))
 
 
 def parse_progress(data: bytes) -> RankProgress:
