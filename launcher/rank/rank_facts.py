@@ -16,10 +16,13 @@ from pathlib import Path
 
 import psutil
 
+from launcher.contract.names import STACKS_DIR_VAR
 from launcher.rank.compile_state import read_compile_state
 from launcher.rank.progress import read_progress_record
 
-__all__ = ["RankFacts", "RankLooks"]
+__all__ = ["RankFacts", "RankLooks", "bootstrap_rank", "BOOTSTRAP"]
+
+BOOTSTRAP = "launcher.rank.bootstrap"  # the module every rank runs first (`python -m`)
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,20 @@ class RankLooks:
             return None
         graphs = state.get("graphs")
         return graphs if isinstance(graphs, int) and not isinstance(graphs, bool) and graphs >= 0 else -1
+
+
+def bootstrap_rank(process: psutil.Process) -> tuple[int, str] | None:
+    """The global rank and the launcher's folder of a process that runs the rank's bootstrap, as it started
+    (/proc/PID/cmdline and environ); None for any other process, or one that cannot be read (gone, another user's,
+    or still in its exec, whose files read empty)."""
+    try:
+        if BOOTSTRAP not in process.cmdline():
+            return None
+        environ = process.environ()
+    except psutil.Error:
+        return None
+    rank, folder = environ.get("RANK", ""), environ.get(STACKS_DIR_VAR)
+    return (int(rank), folder) if folder is not None and rank.isascii() and rank.isdigit() else None
 
 
 def _asleep_on_futex(pid: int) -> bool:

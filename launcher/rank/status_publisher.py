@@ -27,7 +27,6 @@ from launcher.rank.after_import import after_import
 
 __all__ = ["publish_status_at_first_init"]
 
-_BOOTSTRAP = "launcher.rank.bootstrap"
 STORE_SECONDS = 5.0  # for the store's connect, and for each call
 END_SECONDS = 1.0
 
@@ -137,14 +136,13 @@ class _RankPids:
     def _rank_of(self, pid: int) -> int | None:
         import psutil
 
+        from launcher.rank.rank_facts import bootstrap_rank
+
         try:
-            process = psutil.Process(pid)
-            environ = process.environ()
-            ours = _BOOTSTRAP in process.cmdline() and environ.get(STACKS_DIR_VAR) == self._folder
+            found = bootstrap_rank(psutil.Process(pid))
         except psutil.Error:
             return None
-        rank = environ.get("RANK", "")
-        return int(rank) if ours and rank.isdecimal() else None
+        return found[0] if found is not None and found[1] == self._folder else None
 
 
 def _children(pid: int) -> set[int]:

@@ -11,12 +11,10 @@ from pathlib import Path
 
 import psutil
 
-from launcher.contract.names import STACKS_DIR_VAR
 from launcher.errors import NoJobError
+from launcher.rank.rank_facts import BOOTSTRAP, bootstrap_rank
 
 __all__ = ["RunningJob", "find_job", "running_jobs"]
-
-_BOOTSTRAP = "launcher.rank.bootstrap"
 
 
 @dataclass(frozen=True)
@@ -54,20 +52,19 @@ def running_jobs() -> list[RunningJob]:
     jobs: dict[int, RunningJob] = {}
     candidates = [process for process in psutil.process_iter(["uids", "cmdline", "ppid"])
                   if process.info["uids"] and process.info["uids"].real == os.getuid()
-                  and _BOOTSTRAP in (process.info["cmdline"] or [])]
+                  and BOOTSTRAP in (process.info["cmdline"] or [])]
     pids = {process.pid for process in candidates}
     for process in candidates:
         info = process.info
-        if info["ppid"] in pids:
+        found = bootstrap_rank(process) if info["ppid"] not in pids else None
+        if found is None:
             continue
         try:
-            environ = process.environ()
             launcher = psutil.Process(info["ppid"])
             command = " ".join(launcher.cmdline())
         except psutil.Error:
             continue
-        if STACKS_DIR_VAR not in environ or not environ.get("RANK", "").isdigit():
-            continue
-        job = jobs.setdefault(launcher.pid, RunningJob(launcher.pid, command, Path(environ[STACKS_DIR_VAR])))
-        job.ranks[int(environ["RANK"])] = process.pid
+        rank, folder = found
+        job = jobs.setdefault(launcher.pid, RunningJob(launcher.pid, command, Path(folder)))
+        job.ranks[rank] = process.pid
     return [jobs[pid] for pid in sorted(jobs)]
