@@ -23,6 +23,7 @@ from launcher.rank.progress import _Progress
 from launcher.rank.rank_facts import RankLooks
 from launcher.run.stacks import find_job
 from launcher.run.stacks.find_job import RunningJob
+from launcher.run.watch.node_rows import OtherNodes
 
 
 def progress(folder: Path, rank: int, steps: int) -> None:
@@ -169,6 +170,16 @@ def test_a_store_gone_or_silent_shows_this_nodes_rows_and_one_line_within_second
                         f"127.0.0.1:{port} {why}")
     assert sorted(rows(result.stdout)) == ["1"]
     assert took < 15, took
+
+
+def test_a_rank_whose_environment_reads_empty_is_passed_over_for_one_that_reads(node_one, store):
+    # Rank 0 is a process without a rank's environment, as a rank still in its exec reads (/proc/PID/environ
+    # empty): the job's layout comes from rank 1's.
+    child = node_one(store.port)
+    job = RunningJob(4242, "accel-launch train.py", Path("/nowhere"), {0: os.getpid(), 1: child.pid})
+    assert "WORLD_SIZE" not in os.environ
+
+    assert OtherNodes(job).nodes == 2
 
 
 def test_a_node_of_a_job_without_a_secret_says_why_the_others_are_not_shown(cli, node_one, store):
