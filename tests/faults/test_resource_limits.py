@@ -22,10 +22,14 @@ from .jobs import assert_refused, error_lines, launcher_leftovers, script
 MIB = 1 << 20
 KIB = 1 << 10
 # 2 ranks of 2,000 lines of 100 bytes each on stdout, then WRITE_BYTES (if set) to a file of their own.
-TALKER = """import os
+# Each line is one write of 100 bytes (under PIPE_BUF, so whole): a rank's stdout is the launcher's own pipe, as
+# under torchrun, and `print` writes a line and its newline apart, which another rank's line could come between
+# (seen in CI: line 0 of rank 1 ending inside a line of rank 0).
+TALKER = """import os, sys
 rank = os.environ["RANK"]
 for number in range(2000):
-    print(f"rank {rank} line {number:06d} " + "x" * 80)
+    sys.stdout.write(f"rank {rank} line {number:06d} " + "x" * 80 + "\\n")
+    sys.stdout.flush()
 if os.environ.get("WRITE_BYTES"):
     with open(f"own-{rank}.bin", "wb") as handle:
         handle.write(bytes(int(os.environ["WRITE_BYTES"])))
