@@ -23,8 +23,8 @@ MIB = 1 << 20
 KIB = 1 << 10
 # 2 ranks of 2,000 lines of 100 bytes each on stdout, then WRITE_BYTES (if set) to a file of their own.
 # Each line is one write of 100 bytes (under PIPE_BUF, so whole): a rank's stdout is the launcher's own pipe, as
-# under torchrun, and `print` writes a line and its newline apart, which another rank's line could come between
-# (seen in CI: line 0 of rank 1 ending inside a line of rank 0).
+# under torchrun, and an unbuffered `print` (PYTHONUNBUFFERED=1) writes a line and its newline apart, which another
+# rank's line could come between (seen in CI: line 0 of rank 1 ending inside a line of rank 0).
 TALKER = """import os, sys
 rank = os.environ["RANK"]
 for number in range(2000):
